@@ -1,0 +1,68 @@
+#pragma once
+// The resolved configuration of one run: every option of the option table with its
+// value from (in rising precedence) the default, the INI file and the command line,
+// plus per-device overrides from [device.K] sections or --device.K.key=value.
+// Every value has been checked against its type and range when a Config exists.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cmlbed/image_shape.hpp"
+
+namespace boost::program_options {
+class options_description;
+}
+
+namespace cmlbed {
+
+// One "name = value" as the user wrote it, and where (file path or "command line").
+struct RawSetting {
+  std::string name;
+  std::string value;
+  std::string origin;
+};
+
+class Config {
+ public:
+  // Resolves and type-checks; throws ConfigError naming option, value and what is allowed.
+  static Config resolve(const std::vector<RawSetting>& file_settings,
+                        const std::vector<RawSetting>& command_line_settings);
+  static Config defaults() { return resolve({}, {}); }
+
+  // Typed values. `device` (1..N) selects a device's override of a per-device option;
+  // 0 means the value for all devices.
+  const std::string& text(const std::string& name, int device = 0) const;
+  std::int64_t integer(const std::string& name, int device = 0) const;
+  double real(const std::string& name, int device = 0) const;
+  bool flag(const std::string& name) const;
+  std::uint64_t size(const std::string& name, int device = 0) const;
+  std::optional<double> rate_bits_per_second(const std::string& name, int device = 0) const;
+  std::int64_t duration_ns(const std::string& name, int device = 0) const;
+  ImageShape shape(const std::string& name) const;
+
+  // Devices that have at least one override, and their overrides (option name -> value).
+  const std::map<int, std::map<std::string, std::string>>& device_overrides() const {
+    return device_values_;
+  }
+  // True when the user set the option (file or command line), globally or for a device.
+  bool user_set(const std::string& name) const;
+
+  // The full resolved configuration as INI text, for results files and --dry-run.
+  std::string to_ini() const;
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::map<int, std::map<std::string, std::string>> device_values_;
+  std::map<std::string, std::string> user_set_;  // name -> origin
+};
+
+// Reads "section.key = value" settings from an INI file (Boost.Program_options syntax).
+std::vector<RawSetting> read_ini_settings(const std::string& path);
+
+// Every option of the table as Boost.Program_options descriptions, one group per
+// section, for --help and command-line parsing. Values are strings checked by Config.
+boost::program_options::options_description config_options_description();
+
+}  // namespace cmlbed

@@ -1,0 +1,39 @@
+#pragma once
+// The single list of configuration options: name, type, default, unit and help.
+// Everything else (INI parsing, --help, validation of values, the resolved INI text in
+// results files) is driven by this table, so adding an option is one entry here.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cmlbed {
+
+enum class OptionType { integer, real, text, flag, choice, size, rate, duration, shape, path };
+
+struct OptionSpec {
+  std::string name;           // "section.key"
+  OptionType type;
+  std::string default_value;  // as the user would write it; "" = not set
+  std::string unit;           // shown in --help
+  std::string help;
+  std::vector<std::string> choices;  // allowed words for OptionType::choice
+  double min = -1e300;               // inclusive bounds for integer / real / size
+  double max = 1e300;
+  bool per_device = false;  // may be overridden for one device in a [device.K] section
+
+  std::string section() const { return name.substr(0, name.find('.')); }
+  std::string key() const { return name.substr(name.find('.') + 1); }
+};
+
+const std::vector<OptionSpec>& option_table();
+
+// nullptr when no option has that name.
+const OptionSpec* find_option(std::string_view name);
+
+// The per-device option whose key (the part after the section) is `key`, or nullptr.
+const OptionSpec* find_per_device_option(std::string_view key);
+
+// Methods users may select; the ones this build can run are listed by the driver.
+const std::vector<std::string>& method_names();
+
+}  // namespace cmlbed

@@ -1,0 +1,39 @@
+#pragma once
+// The model zoo, as seen by code that does not include LibTorch (config validation,
+// `cmlbed info`). Each network is an ordered list of splittable layers; see
+// split_model.hpp for the modules themselves.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cmlbed/image_shape.hpp"
+
+namespace cmlbed::model {
+
+struct ModelOptions {
+  std::string name = "vgg5";
+  ImageShape input;
+  std::int64_t classes = 10;
+};
+
+// vgg5 vgg11 vgg16 resnet18 mobilenetv3-small mobilenetv3-large lenet
+const std::vector<std::string>& model_names();
+
+// What a split point costs, per layer. FLOPs follow the convention documented in
+// docs/model-zoo.md: a multiply-add is 2 FLOPs.
+struct LayerStats {
+  std::string name;
+  std::vector<std::int64_t> output_shape;  // per sample, without the batch dimension
+  std::int64_t parameters = 0;
+  std::int64_t flops_per_sample = 0;
+  std::int64_t activation_bytes_per_sample = 0;  // float32 output: what a split after it sends
+};
+
+// Builds the network and runs one sample through it. Throws std::invalid_argument when
+// the name is unknown or the network cannot take the input (e.g. an image too small).
+std::vector<LayerStats> layer_stats(const ModelOptions& options);
+
+// Number of splittable layers L (split points are 0..L).
+std::size_t layer_count(const ModelOptions& options);
+
+}  // namespace cmlbed::model

@@ -1,0 +1,55 @@
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/version.hpp"
+#include "commands.hpp"
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "cmlbed " << cmlbed::kVersion
+      << " - a testbed for collaborative machine learning on MPI\n\n"
+         "Usage:\n"
+         "  cmlbed run --config FILE [--section.key=value ...] [--dry-run]\n"
+         "      run an experiment under mpirun (rank 0 = server, ranks 1.. = devices);\n"
+         "      `cmlbed run --help` lists every option with its default and unit\n"
+         "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
+         "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
+         "  cmlbed --version\n"
+         "  cmlbed --help\n\n"
+         "Exit status: 0 success, 1 failure while running, 2 bad command line or "
+         "configuration.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return 2;
+  }
+  const char* command = argv[1];
+  if (std::strcmp(command, "--help") == 0 || std::strcmp(command, "-h") == 0) {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (std::strcmp(command, "--version") == 0) {
+    std::cout << "cmlbed " << cmlbed::kVersion << " (git " << cmlbed::kGitRevision << ")\n";
+    return 0;
+  }
+  try {
+    if (std::strcmp(command, "info") == 0) return cmlbed::cli::info_command(argc - 1, argv + 1);
+    if (std::strcmp(command, "run") == 0) return cmlbed::cli::run_command(argc - 1, argv + 1);
+    std::cerr << "cmlbed: error: unknown command '" << command
+              << "'; commands: run, info (see `cmlbed --help`)\n";
+    return 2;
+  } catch (const cmlbed::ConfigError& e) {
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cmlbed: failed: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,118 @@
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/validate.hpp"
+#include "cmlbed/net/mpi_session.hpp"
+#include "commands.hpp"
+#include "run_plan.hpp"
+
+namespace po = boost::program_options;
+
+namespace cmlbed::cli {
+namespace {
+
+struct RunArguments {
+  std::string config_file;
+  bool dry_run = false;
+  bool help = false;
+  std::vector<RawSetting> settings;  // --section.key=value overrides
+};
+
+po::options_description run_options() {
+  po::options_description own("cmlbed run options");
+  own.add_options()("help,h", "show this help")(
+      "config", po::value<std::string>()->value_name("FILE"),
+      "INI configuration file; options given on the command line override it")(
+      "dry-run", "check the configuration, print the plan and the resolved configuration, "
+                 "and exit without training or writing any file");
+  return own;
+}
+
+RunArguments parse_run_arguments(int argc, char** argv) {
+  po::options_description all;
+  all.add(run_options()).add(config_options_description());
+  po::parsed_options parsed(nullptr);
+  try {
+    // Unregistered options are let through so that --device.K.key=value can be
+    // checked by Config, which also reports truly unknown names with a suggestion.
+    parsed = po::command_line_parser(argc, argv)
+                 .options(all)
+                 .style(po::command_line_style::default_style &
+                        ~po::command_line_style::allow_guessing)
+                 .allow_unregistered()
+                 .run();
+  } catch (const po::error& e) {
+    throw ConfigError(std::string("run: ") + e.what());
+  }
+  RunArguments args;
+  for (const po::option& option : parsed.options) {
+    const std::string value = option.value.empty() ? "" : option.value.front();
+    if (option.position_key >= 0 || option.string_key.empty()) {
+      throw ConfigError("run: unexpected argument '" + value +
+                        "'; options are written --section.key=value");
+    }
+    if (option.string_key == "help") {
+      args.help = true;
+    } else if (option.string_key == "dry-run") {
+      args.dry_run = true;
+    } else if (option.string_key == "config") {
+      args.config_file = value;
+    } else {
+      args.settings.push_back({option.string_key, value, "command line"});
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  net::MpiSession mpi(argc, argv);
+  const bool is_server = mpi.rank() == 0;
+
+  // Every rank parses and validates the same inputs; the ranks then agree on the first
+  // error so that only rank 0 reports it and every rank exits with status 2.
+  RunArguments args;
+  std::optional<Config> config;
+  std::optional<std::string> error;
+  try {
+    args = parse_run_arguments(argc, argv);
+    if (!args.help) {
+      const auto file_settings =
+          args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+      config = Config::resolve(file_settings, args.settings);
+      validate_config(*config, mpi.size());
+    }
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  error = net::agree_on_error(error, MPI_COMM_WORLD);
+  if (error) {
+    if (is_server) std::cerr << "cmlbed: error: " << *error << "\n";
+    return 2;
+  }
+  if (args.help) {
+    if (is_server) {
+      std::cout << "Usage: mpirun -np N cmlbed run --config FILE [--section.key=value ...] "
+                   "[--dry-run]\n\n"
+                << run_options() << "\n"
+                << config_options_description();
+    }
+    return 0;
+  }
+
+  if (is_server) print_run_plan(*config, mpi.size() - 1, std::cout);
+  if (args.dry_run) return 0;
+  if (is_server) {
+    std::cerr << "cmlbed: error: experiment.method = " << config->text("experiment.method")
+              << ": this build has no training methods yet (they arrive with the runtime and "
+                 "methods work); use --dry-run to check a configuration\n";
+  }
+  return 2;
+}
+
+}  // namespace cmlbed::cli

@@ -1,0 +1,329 @@
+#include "cmlbed/config/config.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/option_table.hpp"
+#include "cmlbed/config/units.hpp"
+
+namespace po = boost::program_options;
+
+namespace cmlbed {
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion_for(const std::string& name) {
+  std::string best;
+  std::size_t best_distance = 4;  // only suggest near misses
+  for (const OptionSpec& spec : option_table()) {
+    const std::size_t d = edit_distance(name, spec.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = spec.name;
+    }
+  }
+  return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
+std::string format_bound(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+std::string allowed_text(const OptionSpec& spec) {
+  const bool has_min = spec.min > -1e299;
+  const bool has_max = spec.max < 1e299;
+  std::string range;
+  if (has_min && has_max) {
+    range = " in [" + format_bound(spec.min) + ", " + format_bound(spec.max) + "]";
+  } else if (has_min) {
+    range = " >= " + format_bound(spec.min);
+  }
+  const std::string unit = spec.unit.empty() ? "" : " (" + spec.unit + ")";
+  switch (spec.type) {
+    case OptionType::integer: return "an integer" + range + unit;
+    case OptionType::real: return "a number" + range + unit;
+    case OptionType::flag: return "true or false";
+    case OptionType::choice: {
+      std::string words;
+      for (const std::string& c : spec.choices) words += (words.empty() ? "" : ", ") + c;
+      return "one of " + words;
+    }
+    case OptionType::size: return "a tc size" + range + " bytes";
+    default: return spec.unit;
+  }
+}
+
+[[noreturn]] void fail_value(const OptionSpec& spec, const std::string& shown_name,
+                             const std::string& value, const std::string& origin,
+                             const std::string& why) {
+  throw ConfigError("option '" + shown_name + "' (" + origin + "): '" + value + "' " + why +
+                    "; allowed: " + allowed_text(spec));
+}
+
+std::optional<bool> parse_flag(const std::string& value) {
+  if (value == "true" || value == "yes" || value == "on" || value == "1") return true;
+  if (value == "false" || value == "no" || value == "off" || value == "0") return false;
+  return std::nullopt;
+}
+
+// Checks a value against its option's type and range (throws ConfigError).
+void check_value(const OptionSpec& spec, const std::string& shown_name, const std::string& value,
+                 const std::string& origin) {
+  const auto check_range = [&](double number) {
+    if (number < spec.min || number > spec.max) {
+      fail_value(spec, shown_name, value, origin, "is out of range");
+    }
+  };
+  switch (spec.type) {
+    case OptionType::integer: {
+      std::size_t used = 0;
+      long long number = 0;
+      try {
+        number = std::stoll(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size()) {
+        fail_value(spec, shown_name, value, origin, "is not an integer");
+      }
+      check_range(static_cast<double>(number));
+      return;
+    }
+    case OptionType::real: {
+      std::size_t used = 0;
+      double number = 0;
+      try {
+        number = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || !std::isfinite(number)) {
+        fail_value(spec, shown_name, value, origin, "is not a number");
+      }
+      check_range(number);
+      return;
+    }
+    case OptionType::flag:
+      if (!parse_flag(value)) fail_value(spec, shown_name, value, origin, "is not a flag");
+      return;
+    case OptionType::choice:
+      if (std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
+        fail_value(spec, shown_name, value, origin, "is not a known choice");
+      }
+      return;
+    case OptionType::text:
+    case OptionType::path:
+      return;
+    case OptionType::size:
+    case OptionType::rate:
+    case OptionType::duration:
+    case OptionType::shape:
+      if (value.empty() && spec.type == OptionType::rate) return;  // unshaped
+      try {
+        if (spec.type == OptionType::size) check_range(static_cast<double>(parse_size_bytes(value)));
+        if (spec.type == OptionType::rate) parse_rate_bits_per_second(value);
+        if (spec.type == OptionType::duration) parse_duration_ns(value);
+        if (spec.type == OptionType::shape) parse_image_shape(value);
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError("option '" + shown_name + "' (" + origin + "): " + e.what());
+      }
+      return;
+  }
+}
+
+// "device.3.slowdown" -> (3, option devices.slowdown); throws ConfigError otherwise.
+std::pair<int, const OptionSpec*> parse_device_setting(const RawSetting& setting) {
+  const std::string& name = setting.name;
+  const std::size_t dot = name.find('.', 7);
+  const std::string number = dot == std::string::npos ? "" : name.substr(7, dot - 7);
+  const bool numeric = !number.empty() && number.size() < 7 &&
+                       std::all_of(number.begin(), number.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+  if (!numeric || std::stoi(number) < 1) {
+    throw ConfigError("option '" + name + "' (" + setting.origin +
+                      "): device sections are named device.K with K = 1, 2, ... (the MPI rank "
+                      "of the device)");
+  }
+  const std::string key = name.substr(dot + 1);
+  const OptionSpec* spec = find_per_device_option(key);
+  if (spec == nullptr) {
+    std::string keys;
+    for (const OptionSpec& s : option_table()) {
+      if (s.per_device) keys += (keys.empty() ? "" : ", ") + s.key();
+    }
+    throw ConfigError("option '" + name + "' (" + setting.origin + "): '" + key +
+                      "' cannot be set per device; per-device keys: " + keys);
+  }
+  return {std::stoi(number), spec};
+}
+
+const OptionSpec& spec_or_throw(const std::string& name) {
+  const OptionSpec* spec = find_option(name);
+  if (spec == nullptr) throw std::logic_error("cmlbed: no option named '" + name + "'");
+  return *spec;
+}
+
+}  // namespace
+
+Config Config::resolve(const std::vector<RawSetting>& file_settings,
+                       const std::vector<RawSetting>& command_line_settings) {
+  Config config;
+  for (const OptionSpec& spec : option_table()) config.values_[spec.name] = spec.default_value;
+
+  for (const auto* source : {&file_settings, &command_line_settings}) {
+    std::map<std::string, std::string> seen_in_source;
+    for (const RawSetting& setting : *source) {
+      if (!seen_in_source.emplace(setting.name, setting.value).second) {
+        throw ConfigError("option '" + setting.name + "' is given more than once (" +
+                          setting.origin + ")");
+      }
+      if (setting.name.rfind("device.", 0) == 0) {
+        const auto [device, spec] = parse_device_setting(setting);
+        check_value(*spec, setting.name, setting.value, setting.origin);
+        config.device_values_[device][spec->name] = setting.value;
+        config.user_set_[spec->name] = setting.origin;
+        continue;
+      }
+      const OptionSpec* spec = find_option(setting.name);
+      if (spec == nullptr) {
+        throw ConfigError("unknown option '" + setting.name + "' (" + setting.origin + ")" +
+                          suggestion_for(setting.name) +
+                          " (`cmlbed run --help` lists the options)");
+      }
+      check_value(*spec, setting.name, setting.value, setting.origin);
+      config.values_[spec->name] = setting.value;
+      config.user_set_[spec->name] = setting.origin;
+    }
+  }
+  return config;
+}
+
+const std::string& Config::text(const std::string& name, int device) const {
+  const OptionSpec& spec = spec_or_throw(name);
+  if (device > 0 && spec.per_device) {
+    const auto overrides = device_values_.find(device);
+    if (overrides != device_values_.end()) {
+      const auto value = overrides->second.find(name);
+      if (value != overrides->second.end()) return value->second;
+    }
+  }
+  return values_.at(name);
+}
+
+std::int64_t Config::integer(const std::string& name, int device) const {
+  return std::stoll(text(name, device));
+}
+
+double Config::real(const std::string& name, int device) const {
+  return std::stod(text(name, device));
+}
+
+bool Config::flag(const std::string& name) const { return *parse_flag(text(name)); }
+
+std::uint64_t Config::size(const std::string& name, int device) const {
+  return parse_size_bytes(text(name, device));
+}
+
+std::optional<double> Config::rate_bits_per_second(const std::string& name, int device) const {
+  const std::string& value = text(name, device);
+  if (value.empty()) return std::nullopt;
+  return parse_rate_bits_per_second(value);
+}
+
+std::int64_t Config::duration_ns(const std::string& name, int device) const {
+  return parse_duration_ns(text(name, device));
+}
+
+ImageShape Config::shape(const std::string& name) const { return parse_image_shape(text(name)); }
+
+bool Config::user_set(const std::string& name) const { return user_set_.count(name) > 0; }
+
+std::string Config::to_ini() const {
+  std::ostringstream out;
+  std::string section;
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.section() != section) {
+      section = spec.section();
+      out << (out.tellp() > 0 ? "\n" : "") << "[" << section << "]\n";
+    }
+    out << spec.key() << " = " << values_.at(spec.name) << "\n";
+  }
+  for (const auto& [device, overrides] : device_values_) {
+    out << "\n[device." << device << "]\n";
+    for (const auto& [name, value] : overrides) {
+      out << spec_or_throw(name).key() << " = " << value << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::vector<RawSetting> read_ini_settings(const std::string& path) {
+  std::ifstream stream(path);
+  if (!stream) throw ConfigError("cannot read config file '" + path + "'");
+  po::options_description none;
+  po::parsed_options parsed(nullptr);
+  try {
+    parsed = po::parse_config_file(stream, none, /*allow_unregistered=*/true);
+  } catch (const po::error& e) {
+    throw ConfigError("config file '" + path + "': " + e.what());
+  }
+  std::vector<RawSetting> settings;
+  for (const po::option& option : parsed.options) {
+    settings.push_back({option.string_key, option.value.empty() ? "" : option.value.front(), path});
+  }
+  return settings;
+}
+
+po::options_description config_options_description() {
+  po::options_description all("Configuration options (INI [section] key = value, or "
+                              "--section.key=value on the command line; per-device: "
+                              "[device.K] key = value or --device.K.key=value)");
+  std::string section;
+  std::unique_ptr<po::options_description> group;
+  const auto flush = [&] {
+    if (group) all.add(*group);
+  };
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.section() != section) {
+      flush();
+      section = spec.section();
+      group = std::make_unique<po::options_description>("[" + section + "]");
+    }
+    std::string help = spec.help;
+    help += " [" + (spec.unit.empty() ? std::string("number") : spec.unit);
+    help += "; default: " + (spec.default_value.empty() ? std::string("unset")
+                                                         : spec.default_value);
+    if (spec.type == OptionType::choice) help += "; " + allowed_text(spec);
+    if (spec.per_device) help += "; per device";
+    help += "]";
+    auto* value = po::value<std::string>()->value_name(spec.unit.empty() ? "X" : spec.unit);
+    if (spec.type == OptionType::flag) value->implicit_value("true");
+    group->add_options()(spec.name.c_str(), value, help.c_str());
+  }
+  flush();
+  return all;
+}
+
+}  // namespace cmlbed

@@ -1,0 +1,75 @@
+#include "cmlbed/config/derived.hpp"
+
+namespace cmlbed {
+
+data::DatasetSpec dataset_spec(const Config& config) {
+  data::DatasetSpec spec;
+  spec.name = config.text("data.dataset");
+  spec.dir = config.text("data.dir");
+  const ImageShape shape = config.shape("data.synthetic_shape");
+  const auto seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
+  for (data::SyntheticSpec* s : {&spec.synthetic_train, &spec.synthetic_test}) {
+    s->channels = shape.channels;
+    s->height = shape.height;
+    s->width = shape.width;
+    s->num_classes = config.integer("data.synthetic_classes");
+    s->prototype_seed = seed;
+  }
+  spec.synthetic_train.samples = static_cast<std::size_t>(config.integer("data.synthetic_train"));
+  spec.synthetic_train.seed = seed * 2 + 1;
+  spec.synthetic_test.samples = static_cast<std::size_t>(config.integer("data.synthetic_test"));
+  spec.synthetic_test.seed = seed * 2 + 2;
+  return spec;
+}
+
+model::ModelOptions model_options(const Config& config) {
+  model::ModelOptions options;
+  options.name = config.text("model.name");
+  const std::string& dataset = config.text("data.dataset");
+  if (dataset == "synthetic") {
+    options.input = config.shape("data.synthetic_shape");
+    options.classes = config.integer("data.synthetic_classes");
+  } else if (dataset == "cifar10") {
+    options.input = ImageShape{3, 32, 32};
+    options.classes = 10;
+  } else {  // the IDX datasets: MNIST and Fashion-MNIST
+    options.input = ImageShape{1, 28, 28};
+    options.classes = 10;
+  }
+  return options;
+}
+
+namespace {
+
+data::ImageSet first_samples(const data::ImageSet& set, std::int64_t limit) {
+  if (limit <= 0 || static_cast<std::size_t>(limit) >= set.size()) return set;
+  std::vector<std::size_t> indices(static_cast<std::size_t>(limit));
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  return set.subset(indices);
+}
+
+}  // namespace
+
+data::Dataset load_dataset(const Config& config) {
+  data::Dataset dataset = data::load_dataset(dataset_spec(config));
+  dataset.train = first_samples(dataset.train, config.integer("data.train_limit"));
+  dataset.test = first_samples(dataset.test, config.integer("data.test_limit"));
+  return dataset;
+}
+
+data::PartitionSpec partition_spec(const Config& config, int devices) {
+  data::PartitionSpec spec;
+  spec.scheme = data::parse_partition_scheme(config.text("data.partition"));
+  spec.devices = devices;
+  spec.alpha = config.real("data.alpha");
+  spec.classes_per_device = static_cast<int>(config.integer("data.classes_per_device"));
+  spec.seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
+  if (spec.scheme == data::PartitionScheme::iid) {
+    for (int device = 1; device <= devices; ++device) {
+      spec.shares.push_back(config.real("devices.data_share", device));
+    }
+  }
+  return spec;
+}
+
+}  // namespace cmlbed

@@ -1,0 +1,177 @@
+#include "cmlbed/config/option_table.hpp"
+
+#include "cmlbed/data/dataset_loader.hpp"
+#include "cmlbed/model/zoo.hpp"
+
+namespace cmlbed {
+namespace {
+
+using T = OptionType;
+
+OptionSpec option(std::string name, OptionType type, std::string default_value, std::string unit,
+                  std::string help) {
+  OptionSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.default_value = std::move(default_value);
+  spec.unit = std::move(unit);
+  spec.help = std::move(help);
+  return spec;
+}
+
+OptionSpec bounded(OptionSpec spec, double min, double max) {
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+OptionSpec choice(std::string name, std::string default_value, std::vector<std::string> choices,
+                  std::string help) {
+  OptionSpec spec = option(std::move(name), T::choice, std::move(default_value), "word",
+                           std::move(help));
+  spec.choices = std::move(choices);
+  return spec;
+}
+
+OptionSpec per_device(OptionSpec spec) {
+  spec.per_device = true;
+  return spec;
+}
+
+std::vector<OptionSpec> build_table() {
+  return {
+      // [experiment]
+      choice("experiment.method", "sfl", method_names(),
+             "collaborative learning method to run"),
+      bounded(option("experiment.rounds", T::integer, "5", "rounds",
+                     "training rounds (one aggregation each)"),
+              1, 1e6),
+      bounded(option("experiment.seed", T::integer, "1", "integer",
+                     "seed for model weights, data partition and synthetic data"),
+              0, 4294967295.0),
+
+      // [model]
+      choice("model.name", "vgg5", model::model_names(), "network from the model zoo"),
+      per_device(bounded(option("model.split", T::integer, "2", "layer index P",
+                                "split point: the device runs layers [0,P), the server "
+                                "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
+                                "inputs (see `cmlbed info --model NAME`)"),
+                         0, 10000)),
+
+      // [data]
+      choice("data.dataset", "fashion-mnist", data::dataset_names(), "training and test data"),
+      option("data.dir", T::path, "", "directory",
+             "where the dataset's files are; empty = the dataset's default "
+             "(/usr/share/datasets/fashion-mnist for fashion-mnist)"),
+      choice("data.partition", "iid", {"iid", "dirichlet", "shards"},
+             "how the training set is split across devices (the test set stays at the "
+             "server)"),
+      bounded(option("data.alpha", T::real, "0.5", "concentration",
+                     "Dirichlet label-skew concentration (small = more skew); "
+                     "data.partition=dirichlet only"),
+              1e-6, 1e6),
+      bounded(option("data.classes_per_device", T::integer, "2", "classes",
+                     "classes each device sees; data.partition=shards only"),
+              1, 1000),
+      bounded(option("data.train_limit", T::integer, "0", "samples",
+                     "use only the first N training samples (0 = all)"),
+              0, 1e9),
+      bounded(option("data.test_limit", T::integer, "0", "samples",
+                     "use only the first N test samples (0 = all)"),
+              0, 1e9),
+      option("data.synthetic_shape", T::shape, "1x28x28", "CxHxW",
+             "image shape of the synthetic dataset"),
+      bounded(option("data.synthetic_classes", T::integer, "10", "classes",
+                     "classes of the synthetic dataset"),
+              2, 255),
+      bounded(option("data.synthetic_train", T::integer, "6000", "samples",
+                     "training samples of the synthetic dataset"),
+              1, 1e8),
+      bounded(option("data.synthetic_test", T::integer, "1000", "samples",
+                     "test samples of the synthetic dataset"),
+              1, 1e8),
+
+      // [train]
+      bounded(option("train.batch_size", T::integer, "32", "samples",
+                     "mini-batch size on each device"),
+              1, 65536),
+      choice("train.optimizer", "sgd", {"sgd", "adam"}, "optimizer on both sides of the split"),
+      bounded(option("train.lr", T::real, "0.01", "", "learning rate"), 1e-12, 100),
+      bounded(option("train.momentum", T::real, "0.9", "", "SGD momentum"), 0, 0.999999),
+      bounded(option("train.weight_decay", T::real, "0", "", "L2 weight decay"), 0, 1),
+      bounded(option("train.local_epochs", T::integer, "1", "epochs",
+                     "passes over the local data per round (ignored when "
+                     "train.local_iterations > 0)"),
+              0, 1e6),
+      bounded(option("train.local_iterations", T::integer, "0", "mini-batches",
+                     "mini-batches per device per round; 0 = use train.local_epochs"),
+              0, 1e9),
+      bounded(option("train.server_threads", T::integer, "1", "threads",
+                     "LibTorch intra-op threads on the server rank"),
+              1, 1024),
+      bounded(option("train.device_threads", T::integer, "1", "threads",
+                     "LibTorch intra-op threads on each device rank"),
+              1, 1024),
+
+      // [pipar]
+      bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
+                     "micro-batches each mini-batch is cut into (pipar only)"),
+              1, 65536),
+
+      // [network]: defaults for every device, overridable in [device.K]
+      per_device(option("network.uplink_rate", T::rate, "", "tc rate",
+                        "device->server rate, e.g. 10mbit (bits/s) or 2mbps (BYTES/s); "
+                        "empty = unshaped")),
+      per_device(option("network.downlink_rate", T::rate, "", "tc rate",
+                        "server->device rate; empty = unshaped")),
+      per_device(bounded(option("network.burst", T::size, "64kb", "tc size",
+                                "token bucket size, e.g. 32kb (tc: 1 kb = 1024 bytes)"),
+                         1, 1e12)),
+      per_device(option("network.delay", T::duration, "0ms", "duration",
+                        "one-way latency added after shaping, e.g. 20ms")),
+
+      // [devices]: defaults for every device, overridable in [device.K]
+      per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
+                                "every compute stage of the device lasts k times its "
+                                "measured length"),
+                         1, 1e6)),
+      per_device(bounded(option("devices.data_share", T::real, "1", "weight",
+                                "relative share of the training set (data.partition=iid "
+                                "only)"),
+                         1e-9, 1e9)),
+
+      // [output]
+      option("output.file", T::path, "", "path",
+             "HDF5 results file; empty = results/<method>-<date>-<time>.h5"),
+      option("output.overwrite", T::flag, "false", "true/false",
+             "replace output.file if it exists"),
+  };
+}
+
+}  // namespace
+
+const std::vector<std::string>& method_names() {
+  static const std::vector<std::string> names = {"fl", "sl", "sfl", "pipar", "adasplit"};
+  return names;
+}
+
+const std::vector<OptionSpec>& option_table() {
+  static const std::vector<OptionSpec> table = build_table();
+  return table;
+}
+
+const OptionSpec* find_option(std::string_view name) {
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+const OptionSpec* find_per_device_option(std::string_view key) {
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.per_device && spec.key() == key) return &spec;
+  }
+  return nullptr;
+}
+
+}  // namespace cmlbed

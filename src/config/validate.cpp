@@ -1,0 +1,111 @@
+#include "cmlbed/config/validate.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/derived.hpp"
+
+namespace cmlbed {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw ConfigError(message);
+}
+
+std::string option_value(const Config& config, const std::string& name, int device = 0) {
+  return (device > 0 ? "device." + std::to_string(device) + "." + name.substr(name.find('.') + 1)
+                     : name) +
+         " = " + config.text(name, device);
+}
+
+void validate_world(const Config& config, int devices) {
+  require(devices >= 1, "cmlbed run needs at least 2 MPI ranks (1 server + 1 device), got " +
+                            std::to_string(devices + 1) +
+                            "; start it as e.g. `mpirun -np 4 cmlbed run ...`");
+  for (const auto& [device, overrides] : config.device_overrides()) {
+    require(device <= devices, "[device." + std::to_string(device) + "] is set but the run has " +
+                                   std::to_string(devices) + " device(s) (MPI ranks 1.." +
+                                   std::to_string(devices) + ")");
+  }
+}
+
+void validate_model(const Config& config, int devices) {
+  const model::ModelOptions options = model_options(config);
+  std::size_t layers = 0;
+  try {
+    layers = model::layer_count(options);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("model.name = " + options.name + " with data.dataset = " +
+                      config.text("data.dataset") + ": " + e.what());
+  }
+  for (int device = 0; device <= devices; ++device) {
+    require(config.integer("model.split", device) <= static_cast<std::int64_t>(layers),
+            option_value(config, "model.split", device) + " is beyond the " +
+                std::to_string(layers) + " layers of " + options.name + "; allowed: 0.." +
+                std::to_string(layers) + " (`cmlbed info --model " + options.name +
+                " --input " + options.input.to_string() + "` lists them)");
+  }
+}
+
+void validate_training(const Config& config) {
+  require(config.integer("pipar.micro_batches") <= config.integer("train.batch_size"),
+          option_value(config, "pipar.micro_batches") + " is more than " +
+              option_value(config, "train.batch_size") +
+              "; allowed: 1..train.batch_size micro-batches per mini-batch");
+  require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
+          "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
+          "one of them above 0");
+}
+
+void validate_partition(const Config& config, int devices) {
+  const std::string scheme = config.text("data.partition");
+  if (scheme != "iid") {
+    require(!config.user_set("devices.data_share"),
+            "devices.data_share applies to data.partition = iid only, but data.partition = " +
+                scheme);
+  }
+  if (scheme == "shards") {
+    const std::int64_t k = config.integer("data.classes_per_device");
+    const std::int64_t classes = model_options(config).classes;
+    require(k <= classes, option_value(config, "data.classes_per_device") + " is more than the " +
+                              std::to_string(classes) + " classes of the dataset");
+    require(k * devices >= classes,
+            option_value(config, "data.classes_per_device") + " with " + std::to_string(devices) +
+                " devices leaves classes unassigned; need devices x classes_per_device >= " +
+                std::to_string(classes));
+  }
+}
+
+void validate_data_files(const Config& config) {
+  const data::DatasetSpec spec = dataset_spec(config);
+  if (spec.name == "synthetic") return;
+  require(spec.name == "fashion-mnist" || !spec.dir.empty(),
+          "data.dataset = " + spec.name + " needs data.dir (the directory holding its files)");
+  if (!spec.dir.empty()) {
+    require(std::filesystem::is_directory(spec.dir),
+            "data.dir = " + spec.dir + " is not a directory");
+  }
+  for (const std::string& path : data::required_files(spec)) {
+    require(std::ifstream(path).good(),
+            "data file " + path + " for data.dataset = " + spec.name +
+                " does not exist or cannot be read" +
+                (spec.name == "fashion-mnist" && spec.dir.empty()
+                     ? " (install Debian's dataset-fashion-mnist package)"
+                     : ""));
+  }
+}
+
+}  // namespace
+
+void validate_config(const Config& config, int mpi_size) {
+  const int devices = mpi_size - 1;
+  validate_world(config, devices);
+  validate_training(config);
+  validate_partition(config, devices);
+  validate_data_files(config);
+  validate_model(config, devices);
+}
+
+}  // namespace cmlbed

@@ -1,0 +1,43 @@
+#include "cmlbed/net/mpi_session.hpp"
+
+#include <climits>
+#include <stdexcept>
+#include <vector>
+
+#include "cmlbed/net/mpi_error.hpp"
+
+namespace cmlbed::net {
+
+MpiSession::MpiSession(int& argc, char**& argv) {
+  int provided = MPI_THREAD_SINGLE;
+  CMLBED_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+  if (provided < MPI_THREAD_MULTIPLE) {
+    MPI_Finalize();
+    throw std::runtime_error(
+        "the MPI library does not provide MPI_THREAD_MULTIPLE, which cmlbed's communication "
+        "thread needs; use an MPI built with thread support (Debian's Open MPI has it)");
+  }
+  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  CMLBED_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+std::optional<std::string> agree_on_error(const std::optional<std::string>& local_error,
+                                          MPI_Comm comm) {
+  int rank = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const int mine = local_error ? rank : INT_MAX;
+  int first = INT_MAX;
+  CMLBED_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == INT_MAX) return std::nullopt;
+  int length = first == rank ? static_cast<int>(local_error->size()) : 0;
+  CMLBED_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  std::vector<char> text(static_cast<std::size_t>(length));
+  if (first == rank) text.assign(local_error->begin(), local_error->end());
+  CMLBED_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm));
+  const std::string message(text.begin(), text.end());
+  return first == 0 ? message : "rank " + std::to_string(first) + ": " + message;
+}
+
+}  // namespace cmlbed::net

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The command line end to end: each bad input exits with status 2 and one clear line,
+# alone and under mpirun, where only rank 0 prints and every rank exits (no hang).
+# Usage: cli_errors.sh CMLBED MPIEXEC SOURCE_DIR
+set -u
+cmlbed=$1 mpiexec=$2 source_dir=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0 checks=0
+
+# expect STATUS PATTERN COMMAND...: the command exits with STATUS and its stderr has
+# exactly one line starting "cmlbed: error" that matches PATTERN.
+expect() {
+  local status=$1 pattern=$2
+  shift 2
+  checks=$((checks + 1))
+  timeout 120 "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  local errors
+  errors=$(grep -c '^cmlbed: error' "$work/err")
+  if [[ $got -ne $status ]] || { [[ $status -eq 2 ]] && { [[ $errors -ne 1 ]] ||
+      ! grep -q -- "$pattern" "$work/err"; }; }; then
+    failures=$((failures + 1))
+    echo "FAIL: $* -> status $got (want $status), $errors error line(s), want /$pattern/"
+    sed 's/^/  | /' "$work/err" | head -20
+  else
+    echo "ok: $*"
+  fi
+}
+
+mpi=("$mpiexec" --oversubscribe -np)
+synthetic=(--data.dataset=synthetic --data.synthetic_train=200 --data.synthetic_test=50)
+
+# Command line and info.
+expect 0 '' "$cmlbed" --help
+expect 0 '' "$cmlbed" --version
+expect 2 "unknown command 'train'" "$cmlbed" train
+expect 2 "info: --input" "$cmlbed" info --input 3x32
+expect 2 "unknown model 'vgg7'" "$cmlbed" info --model vgg7
+expect 2 "unrecognised option '--modle'" "$cmlbed" info --modle vgg5
+expect 0 '' "$cmlbed" info --model vgg5 --input 3x32x32
+grep -q 'conv1' "$work/out" && grep -q '12288' "$work/out" ||
+  { failures=$((failures + 1)); echo "FAIL: info table lacks conv1 or the input bytes"; }
+
+# Configuration errors, one rank.
+expect 2 "unknown option 'train.batchsize'" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batchsize=3
+expect 2 "train.batch_size.*not an integer" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batch_size=lots
+expect 2 "train.batch_size.*out of range" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batch_size=0
+expect 2 "network.uplink_rate.*50mbitt" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.uplink_rate=50mbitt
+expect 2 "model.split = 9 is beyond" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
+expect 2 "pipar.micro_batches = 64 is more than" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --pipar.micro_batches=64
+expect 2 "at least 2 MPI ranks" "${mpi[@]}" 1 "$cmlbed" run --dry-run "${synthetic[@]}"
+expect 2 "data.dir = /nonexistent" "${mpi[@]}" 2 "$cmlbed" run --dry-run --data.dataset=mnist --data.dir=/nonexistent
+expect 2 "cannot read config file" "${mpi[@]}" 2 "$cmlbed" run --dry-run --config "$work/missing.ini"
+expect 2 "unexpected argument 'extra'" "${mpi[@]}" 2 "$cmlbed" run --dry-run extra
+
+# Under mpirun with several ranks: still one message, from rank 0, status 2.
+expect 2 "model.split = 9 is beyond" "${mpi[@]}" 4 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
+printf '[experiment]\nrounds = 0\n' >"$work/bad.ini"
+expect 2 "experiment.rounds.*$work/bad.ini.*out of range" "${mpi[@]}" 3 "$cmlbed" run --config "$work/bad.ini"
+
+# A valid dry run prints the plan and the resolved configuration.
+expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --device.2.slowdown=3
+grep -q '^\[device.2\]' "$work/out" && grep -q '^plan: sfl' "$work/out" ||
+  { failures=$((failures + 1)); echo "FAIL: dry run lacks the plan"; cat "$work/out"; }
+
+echo "$((checks - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
