@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "portable_random.hpp"
+
 namespace cmlbed::data {
 namespace {
 
@@ -16,33 +18,15 @@ using Partition = std::vector<std::vector<std::size_t>>;
 // each try costs only classes x devices draws, so a generous bound is cheap.
 constexpr int kMaxDirichletTries = 1000;
 
-constexpr double kPi = 3.14159265358979323846;
-
 [[noreturn]] void fail(const std::string& problem) {
   throw std::invalid_argument("partition: " + problem);
 }
 
-// --- Portable random numbers: our own arithmetic on mt19937_64 output, since the
-// standard distributions differ between standard libraries. ---
+// --- Random draws (portable helpers in portable_random.hpp). ---
 
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-// In (0, 1], safe to take the logarithm of.
-double uniform_open_zero(std::mt19937_64& rng) { return 1.0 - uniform01(rng); }
-
-std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
-  const std::uint64_t limit = std::mt19937_64::max() - std::mt19937_64::max() % n;
-  std::uint64_t draw = rng();
-  while (draw >= limit) {
-    draw = rng();
-  }
-  return draw % n;
-}
-
-double standard_normal(std::mt19937_64& rng) {  // Box-Muller
-  const double radius = std::sqrt(-2.0 * std::log(uniform_open_zero(rng)));
-  return radius * std::cos(2.0 * kPi * uniform01(rng));
-}
+using random::shuffle;
+using random::standard_normal;
+using random::uniform_open_zero;
 
 // log of a Gamma(shape, 1) draw, by Marsaglia and Tsang. Logarithms because for
 // small shapes (strong skew) the draws themselves underflow to zero.
@@ -75,13 +59,6 @@ std::vector<double> dirichlet_weights(std::mt19937_64& rng, double alpha, int de
   weights.reserve(logs.size());
   for (const double value : logs) weights.push_back(std::exp(value - top));
   return weights;
-}
-
-template <typename T>
-void shuffle(std::mt19937_64& rng, std::vector<T>& items) {
-  for (std::size_t i = items.size(); i > 1; --i) {
-    std::swap(items[i - 1], items[uniform_below(rng, i)]);
-  }
 }
 
 // --- Splitting counts. ---

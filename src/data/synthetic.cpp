@@ -7,60 +7,17 @@
 #include <string>
 #include <utility>
 
+#include "portable_random.hpp"
+
 namespace cmlbed::data {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-// Derives independent generator seeds from one user seed, so that equal values
-// of `seed` and `prototype_seed` do not give correlated streams.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [0, 1) from the top 53 bits.
-double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-double uniform(std::mt19937_64& rng, double low, double high) {
-  return low + (high - low) * uniform01(rng);
-}
-
-// Uniform in [0, n) without modulo bias.
-std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t n) {
-  const std::uint64_t limit = std::mt19937_64::max() - std::mt19937_64::max() % n;
-  std::uint64_t draw = rng();
-  while (draw >= limit) {
-    draw = rng();
-  }
-  return draw % n;
-}
-
-// Standard normal pairs by Box-Muller; the second value of each pair is kept
-// for the next call.
-class NormalSource {
- public:
-  explicit NormalSource(std::mt19937_64& rng) : rng_(rng) {}
-
-  double next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform01(rng_)));  // 1-u is in (0, 1]
-    const double angle = 2.0 * kPi * uniform01(rng_);
-    spare_ = radius * std::sin(angle);
-    has_spare_ = true;
-    return radius * std::cos(angle);
-  }
-
- private:
-  std::mt19937_64& rng_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
+using random::kPi;
+using random::NormalSource;
+using random::shuffle;
+using random::splitmix64;
+using random::uniform;
+using random::uniform_below;
 
 // One class's appearance, intensities in 0..1, channel-height-width.
 using Prototype = std::vector<double>;
@@ -164,9 +121,7 @@ std::vector<std::uint8_t> balanced_labels(std::mt19937_64& rng, std::size_t samp
   for (std::size_t i = 0; i < samples; ++i) {
     labels[i] = static_cast<std::uint8_t>(i % static_cast<std::size_t>(num_classes));
   }
-  for (std::size_t i = samples; i > 1; --i) {
-    std::swap(labels[i - 1], labels[uniform_below(rng, i)]);
-  }
+  shuffle(rng, labels);
   return labels;
 }
 
