@@ -5,8 +5,12 @@
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/option_table.hpp"
 #include "cmlbed/config/validate.hpp"
+#include "cmlbed/config/derived.hpp"
 #include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/train/method.hpp"
 #include "commands.hpp"
 #include "run_plan.hpp"
 
@@ -62,7 +66,10 @@ RunArguments parse_run_arguments(int argc, char** argv) {
     } else if (option.string_key == "config") {
       args.config_file = value;
     } else {
-      args.settings.push_back({option.string_key, value, "command line"});
+      // A bare --section.flag means true (po keeps implicit values out of the tokens).
+      const OptionSpec* spec = find_option(option.string_key);
+      const bool bare_flag = value.empty() && spec != nullptr && spec->type == OptionType::flag;
+      args.settings.push_back({option.string_key, bare_flag ? "true" : value, "command line"});
     }
   }
   return args;
@@ -79,13 +86,21 @@ int run_command(int argc, char** argv) {
   RunArguments args;
   std::optional<Config> config;
   std::optional<std::string> error;
+  const train::RunStamp started = train::now_stamp();
   try {
     args = parse_run_arguments(argc, argv);
     if (!args.help) {
       const auto file_settings =
           args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
       config = Config::resolve(file_settings, args.settings);
-      validate_config(*config, mpi.size());
+      if (is_server && config->text("output.file").empty()) {
+        // Resolve the default file name once, so that the checked path, the path
+        // written and the configuration stored in the file all agree.
+        args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
+        config = Config::resolve(file_settings, args.settings);
+      }
+      validate_config(*config, mpi.size(), /*check_output=*/is_server && !args.dry_run);
+      if (!args.dry_run) train::make_method(*config, mpi.rank(), mpi.size() - 1);
     }
   } catch (const ConfigError& e) {
     error = e.what();
@@ -105,14 +120,19 @@ int run_command(int argc, char** argv) {
     return 0;
   }
 
-  if (is_server) print_run_plan(*config, mpi.size() - 1, std::cout);
-  if (args.dry_run) return 0;
-  if (is_server) {
-    std::cerr << "cmlbed: error: experiment.method = " << config->text("experiment.method")
-              << ": this build has no training methods yet (they arrive with the runtime and "
-                 "methods work); use --dry-run to check a configuration\n";
+  if (args.dry_run) {
+    if (is_server) print_run_plan(*config, mpi.size() - 1, std::cout);
+    return 0;
   }
-  return 2;
+  try {
+    return train::run_experiment(*config, mpi, config->text("output.file"), started);
+  } catch (const std::exception& e) {
+    // One rank failed while the others may be blocked waiting for it: report and take
+    // the whole job down. Rank 0 has flushed every completed round to the results file.
+    std::cerr << "cmlbed: failed: rank " << mpi.rank() << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
 }
 
 }  // namespace cmlbed::cli

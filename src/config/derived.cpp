@@ -72,4 +72,27 @@ data::PartitionSpec partition_spec(const Config& config, int devices) {
   return spec;
 }
 
+net::LinkSpec link_spec(const Config& config, int device, LinkDirection direction) {
+  const bool up = direction == LinkDirection::uplink;
+  net::LinkSpec spec;
+  spec.rate_bits_per_second =
+      config.rate_bits_per_second(up ? "network.uplink_rate" : "network.downlink_rate", device);
+  spec.burst_bytes = config.size("network.burst", device);
+  spec.delay_ns = config.duration_ns("network.delay", device);
+  spec.jitter_ns = config.duration_ns("network.jitter", device);
+  const std::string& trace =
+      config.text(up ? "network.uplink_trace" : "network.downlink_trace", device);
+  if (!trace.empty()) spec.trace = net::parse_rate_trace_file(trace);
+  // Each link draws its own jitter, reproducibly.
+  spec.seed = static_cast<std::uint64_t>(config.integer("experiment.seed")) * 1000003ULL +
+              static_cast<std::uint64_t>(device) * 2 + (up ? 0 : 1);
+  return spec;
+}
+
+std::string output_path(const Config& config, const std::string& started_at_compact) {
+  const std::string& file = config.text("output.file");
+  if (!file.empty()) return file;
+  return "results/" + config.text("experiment.method") + "-" + started_at_compact + ".h5";
+}
+
 }  // namespace cmlbed

@@ -50,6 +50,10 @@ std::vector<OptionSpec> build_table() {
                      "seed for model weights, data partition and synthetic data"),
               0, 4294967295.0),
 
+      option("experiment.timeout", T::duration, "300s", "duration",
+             "longest wait for any one message; a dead rank or lost message ends the run "
+             "with an error naming rank and stage (completed rounds stay in the file)"),
+
       // [model]
       choice("model.name", "vgg5", model::model_names(), "network from the model zoo"),
       per_device(bounded(option("model.split", T::integer, "2", "layer index P",
@@ -129,6 +133,14 @@ std::vector<OptionSpec> build_table() {
                          1, 1e12)),
       per_device(option("network.delay", T::duration, "0ms", "duration",
                         "one-way latency added after shaping, e.g. 20ms")),
+      per_device(option("network.jitter", T::duration, "0ms", "duration",
+                        "delay varies uniformly within +-jitter (at most network.delay); "
+                        "messages stay in order")),
+      per_device(option("network.uplink_trace", T::path, "", "CSV file",
+                        "changing uplink rate: lines 't_seconds,rate' (tc units) from the "
+                        "start of the run; network.uplink_rate applies before the first")),
+      per_device(option("network.downlink_trace", T::path, "", "CSV file",
+                        "changing downlink rate, same format")),
 
       // [devices]: defaults for every device, overridable in [device.K]
       per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
@@ -140,18 +152,30 @@ std::vector<OptionSpec> build_table() {
                                 "only)"),
                          1e-9, 1e9)),
 
+      // [transfer]: the runtime smoke job (experiment.method = transfer)
+      bounded(option("transfer.bytes", T::size, "1MiB", "tc size",
+                     "bytes each device sends to the server per round, and gets back"),
+              0, 1e10),
+      option("transfer.compute", T::duration, "0ms", "duration",
+             "compute each device does per round before sending (stretched by "
+             "devices.slowdown)"),
+
       // [output]
       option("output.file", T::path, "", "path",
              "HDF5 results file; empty = results/<method>-<date>-<time>.h5"),
       option("output.overwrite", T::flag, "false", "true/false",
              "replace output.file if it exists"),
+      option("output.timeline", T::flag, "true", "true/false",
+             "record per-stage events (turn off only to measure the recording's cost)"),
+      option("output.progress", T::flag, "true", "true/false",
+             "print a progress line per round on rank 0"),
   };
 }
 
 }  // namespace
 
 const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"fl", "sl", "sfl", "pipar", "adasplit"};
+  static const std::vector<std::string> names = {"fl", "sl", "sfl", "pipar", "adasplit", "transfer"};
   return names;
 }
 

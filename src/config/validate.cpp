@@ -6,6 +6,7 @@
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/derived.hpp"
+#include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed {
 namespace {
@@ -97,11 +98,35 @@ void validate_data_files(const Config& config) {
   }
 }
 
+void validate_links(const Config& config, int devices) {
+  for (int device = 1; device <= devices; ++device) {
+    for (const auto direction : {LinkDirection::uplink, LinkDirection::downlink}) {
+      const char* name = direction == LinkDirection::uplink ? "uplink" : "downlink";
+      try {
+        net::validate_link_spec(link_spec(config, device, direction));
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError("network settings of device " + std::to_string(device) + "'s " + name +
+                          ": " + e.what());
+      }
+    }
+  }
+}
+
+void validate_output(const Config& config) {
+  try {
+    trace::ResultsFile::check_can_create(config.text("output.file"), config.flag("output.overwrite"));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("output.file = " + config.text("output.file") + ": " + e.what());
+  }
+}
+
 }  // namespace
 
-void validate_config(const Config& config, int mpi_size) {
+void validate_config(const Config& config, int mpi_size, bool check_output) {
   const int devices = mpi_size - 1;
   validate_world(config, devices);
+  validate_links(config, devices);
+  if (check_output) validate_output(config);
   validate_training(config);
   validate_partition(config, devices);
   validate_data_files(config);

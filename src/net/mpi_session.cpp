@@ -23,6 +23,15 @@ MpiSession::MpiSession(int& argc, char**& argv) {
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
 
+DuplicatedComm::DuplicatedComm(MPI_Comm comm) {
+  CMLBED_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  CMLBED_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+}
+
+DuplicatedComm::~DuplicatedComm() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
 std::optional<std::string> agree_on_error(const std::optional<std::string>& local_error,
                                           MPI_Comm comm) {
   int rank = 0;

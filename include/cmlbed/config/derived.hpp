@@ -4,6 +4,7 @@
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
 #include "cmlbed/model/zoo.hpp"
+#include "cmlbed/net/link.hpp"
 
 namespace cmlbed {
 
@@ -16,5 +17,14 @@ model::ModelOptions model_options(const Config& config);
 data::Dataset load_dataset(const Config& config);
 
 data::PartitionSpec partition_spec(const Config& config, int devices);
+
+enum class LinkDirection { uplink, downlink };
+
+// The emulated link of one device (1..N) in one direction, from [network] and
+// [device.K]. Throws std::invalid_argument for an unreadable or malformed rate trace.
+net::LinkSpec link_spec(const Config& config, int device, LinkDirection direction);
+
+// output.file, or results/<method>-<YYYYmmdd-HHMMSS>.h5 when it is empty.
+std::string output_path(const Config& config, const std::string& started_at_compact);
 
 }  // namespace cmlbed

@@ -23,6 +23,20 @@ class MpiSession {
   int size_ = 1;
 };
 
+// A private duplicate of a communicator, freed on destruction, so that one layer's
+// messages can never match another's.
+class DuplicatedComm {
+ public:
+  explicit DuplicatedComm(MPI_Comm comm);
+  ~DuplicatedComm();
+  DuplicatedComm(const DuplicatedComm&) = delete;
+  DuplicatedComm& operator=(const DuplicatedComm&) = delete;
+  MPI_Comm get() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
 // Every rank passes its own error (or none); all ranks return the error of the lowest
 // failing rank, prefixed with that rank when it is not 0, so that rank 0 can report
 // one message and every rank can exit the same way instead of hanging.

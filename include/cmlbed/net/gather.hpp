@@ -1,0 +1,23 @@
+#pragma once
+// Collectives the driver uses at round boundaries, outside the timed work, on its own
+// control communicator (never the transport's).
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::net {
+
+// Every rank's events, at rank 0 (index = rank); other ranks get an empty vector.
+std::vector<std::vector<trace::Event>> gather_events(const std::vector<trace::Event>& mine,
+                                                     MPI_Comm comm);
+
+// One int64 per rank, at rank 0.
+std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm);
+
+// Every rank's host name, at rank 0.
+std::vector<std::string> gather_host_names(MPI_Comm comm);
+
+}  // namespace cmlbed::net

@@ -1,0 +1,88 @@
+#pragma once
+// Moves messages between ranks with non-blocking MPI on a duplicated communicator.
+//
+// Open MPI 4.1 has no asynchronous progress: a large MPI_Isend over TCP does not move
+// while its rank computes without calling MPI (DESIGN.md). So the transport owns a
+// communication thread that posts every MPI_Isend/MPI_Irecv, drives them with
+// MPI_Testsome, and paces outgoing chunks through the rank's emulated links. The main
+// thread only enqueues sends and posts receives and gets handles back at once.
+//
+// Messages between two ranks are ordered per kind; the receiver checks each header's
+// kind and sequence number and fails loudly on a mismatch.
+#include <mpi.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "cmlbed/net/link.hpp"
+#include "cmlbed/net/message.hpp"
+#include "cmlbed/trace/timeline.hpp"
+
+namespace cmlbed::net {
+
+namespace detail {
+struct TransferState;
+}
+
+class SendHandle {
+ public:
+  SendHandle() = default;
+  explicit SendHandle(std::shared_ptr<detail::TransferState> state) : state_(std::move(state)) {}
+  bool done() const;  // the last byte has left (all chunks' sends completed)
+  void wait() const;  // rethrows a transport failure
+  bool wait_for(std::chrono::nanoseconds timeout) const;
+
+ private:
+  std::shared_ptr<detail::TransferState> state_;
+};
+
+class RecvHandle {
+ public:
+  RecvHandle() = default;
+  explicit RecvHandle(std::shared_ptr<detail::TransferState> state) : state_(std::move(state)) {}
+  bool ready() const;
+  Message wait();  // takes the message; rethrows a transport failure
+  // The message if it completes within the timeout, else nothing (the receive stays posted).
+  std::optional<Message> wait_for(std::chrono::nanoseconds timeout);
+
+ private:
+  std::shared_ptr<detail::TransferState> state_;
+};
+
+struct TransportStats {
+  std::int64_t bytes_sent = 0;      // payload bytes whose sends completed
+  std::int64_t bytes_received = 0;  // payload bytes of completed receives
+};
+
+class Transport {
+ public:
+  // `outgoing_links`: the emulated link towards each peer this rank sends to (a device:
+  // {0: its uplink}; the server: {d: the downlink to device d}); a peer without an entry
+  // is reached unshaped. Link times run on the timeline's clock.
+  Transport(MPI_Comm comm, trace::Timeline& timeline, const std::map<int, LinkSpec>& outgoing_links);
+  // Finishes sends in flight, cancels receives nobody matched, stops the thread.
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Returns at once; the payload is kept until the last chunk has left. The header's
+  // kind/round/batch/micro-batch/dtype/shape are the caller's; sizes and sequence are
+  // filled in here.
+  SendHandle send(int peer, MessageHeader header, std::vector<std::byte> payload);
+  // Posts a receive for the next message of `kind` from `peer` (may be posted ahead).
+  RecvHandle post_recv(int peer, MessageKind kind);
+  Message recv(int peer, MessageKind kind) { return post_recv(peer, kind).wait(); }
+
+  int rank() const;
+  int size() const;
+  TransportStats stats() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cmlbed::net

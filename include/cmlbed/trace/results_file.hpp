@@ -1,0 +1,85 @@
+#pragma once
+// The HDF5 results file of one run, written by the server (rank 0) only: run metadata
+// as root attributes, every rank's events, one row per round and a summary. The
+// layout is specified in docs/results-format.md. The driver appends and flushes once
+// per round, so a run killed part-way leaves a file in which every flushed round is
+// readable.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::trace {
+
+// What the root attributes record; the per-rank vectors have mpi_size entries.
+struct RunInfo {
+  std::string config_ini;  // the effective configuration, as INI text
+  std::string cmlbed_version;
+  std::string git_revision;
+  std::string method;
+  std::string started_at;  // ISO 8601, UTC, e.g. "2024-05-01T12:00:00Z"
+  int mpi_size = 0;
+  std::vector<std::string> hosts;                 // host name of each rank
+  std::vector<std::int64_t> clock_offsets_ns;     // each rank's offset to rank 0's clock
+  std::vector<std::int64_t> clock_uncertainty_ns;  // half the round trip of the sync
+};
+
+class ResultsFile {
+ public:
+  using RunInfo = ::cmlbed::trace::RunInfo;
+
+  // For configuration checks before any training: throws std::invalid_argument with
+  // a one-line message when `path` exists and !overwrite, is a directory, or cannot be
+  // written, or when its parent directory is missing or not writable. Creates nothing.
+  static void check_can_create(const std::string& path, bool overwrite);
+
+  // Creates the file (truncating an existing one only when `overwrite`) with the root
+  // attributes, one empty events table per rank, an empty rounds table and an empty
+  // /summary group. Throws std::invalid_argument when the per-rank vectors of `info`
+  // do not have mpi_size entries, Hdf5Error when HDF5 fails.
+  ResultsFile(const std::string& path, bool overwrite, const RunInfo& info);
+  ~ResultsFile();  // closes, ignoring errors; call close() to see them
+  ResultsFile(ResultsFile&&) noexcept;
+  ResultsFile& operator=(ResultsFile&&) noexcept;
+  ResultsFile(const ResultsFile&) = delete;
+  ResultsFile& operator=(const ResultsFile&) = delete;
+
+  const std::string& path() const;
+  int mpi_size() const;
+
+  // Appends rows to /ranks/<rank>/events, in the given order. Throws
+  // std::invalid_argument for a rank outside [0, mpi_size) or a lane / kind that has
+  // no name.
+  void append_events(int rank, const std::vector<Event>& events);
+
+  // Appends one row to /rounds. busy_s and idle_s must have mpi_size entries.
+  void append_round(const RoundRecord& record);
+
+  // Writes each pair as a float64 attribute of /summary, replacing an attribute of
+  // the same name; attributes not named stay as they are.
+  void set_summary(const std::vector<std::pair<std::string, double>>& values);
+
+  // Writes everything appended so far to disk (H5Fflush, global scope). What a
+  // process killed after flush() leaves behind is readable up to this point.
+  void flush();
+
+  // Flushes and closes the file, throwing Hdf5Error on failure. Afterwards only the
+  // destructor and assignment may be called.
+  void close();
+
+  // Readback for tests and tools; each opens the file read-only.
+  static std::vector<Event> read_events(const std::string& path, int rank);
+  static std::vector<RoundRecord> read_rounds(const std::string& path);
+  static std::string read_string_attribute(const std::string& path, const std::string& name);
+  static std::vector<std::pair<std::string, double>> read_summary(const std::string& path);
+
+ private:
+  struct Impl;
+  Impl& open_impl() const;  // throws std::logic_error after close() or a move
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cmlbed::trace

@@ -1,0 +1,74 @@
+#pragma once
+// The per-rank timeline: methods wrap every stage in a Timeline::Scope; the transport
+// records its own sends and receives. Recording is an append under an uncontended lock
+// into a buffer reserved up front, cheap enough to leave on always (see the recording
+// benchmark). Events are drained at round boundaries and shipped to rank 0.
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::trace {
+
+class Timeline {
+ public:
+  // offset_ns maps this rank's steady clock to rank 0's time base (see clock_sync).
+  explicit Timeline(std::int64_t offset_ns = 0, std::size_t reserve_events = 1 << 16);
+
+  // Now in rank 0's time base, nanoseconds.
+  std::int64_t now_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count() +
+           offset_ns_;
+  }
+  void set_offset_ns(std::int64_t offset_ns) { offset_ns_ = offset_ns; }
+  std::int64_t offset_ns() const { return offset_ns_; }
+
+  void set_enabled(bool enabled) { enabled_ = enabled; }
+  void record(const Event& event);
+
+  // Events recorded since the last drain, in recording order.
+  std::vector<Event> drain();
+
+  // Records [construction, destruction) as one event; fields are fixed at construction.
+  class Scope {
+   public:
+    Scope(Timeline& timeline, Event event) : timeline_(timeline), event_(event) {
+      event_.t_start_ns = timeline_.now_ns();
+    }
+    ~Scope() {
+      event_.t_end_ns = timeline_.now_ns();
+      timeline_.record(event_);
+    }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Timeline& timeline_;
+    Event event_;
+  };
+
+ private:
+  std::int64_t offset_ns_;
+  bool enabled_ = true;
+  std::size_t reserve_;
+  std::mutex mutex_;  // the transport's thread and the main thread both record
+  std::vector<Event> events_;
+};
+
+// Shorthand for a compute-lane scope.
+inline Event compute_event(EventKind kind, std::int32_t round, std::int32_t batch = -1,
+                           std::int32_t micro_batch = -1) {
+  Event e;
+  e.lane = Lane::compute;
+  e.kind = kind;
+  e.round = round;
+  e.batch = batch;
+  e.micro_batch = micro_batch;
+  return e;
+}
+
+}  // namespace cmlbed::trace

@@ -1,0 +1,22 @@
+#pragma once
+#include <string>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/net/mpi_session.hpp"
+
+namespace cmlbed::train {
+
+struct RunStamp {
+  std::string iso;      // 2026-11-29T22:25:28Z, for the results file
+  std::string compact;  // 20261129-222528, for default file names
+};
+RunStamp now_stamp();
+
+// Runs a validated configuration on every rank: clock sync, links, transport, the
+// method's rounds, per-round event gathering, the results file (rank 0, appended and
+// flushed each round), progress lines and the summary. Returns the exit status.
+// `output_file` is the resolved output path (used on rank 0).
+int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
+                   const RunStamp& started);
+
+}  // namespace cmlbed::train

@@ -1,0 +1,54 @@
+#pragma once
+// A collaborative-learning method is the schedule of one round, on the server (rank 0)
+// and on each device. The driver (experiment.hpp) owns everything around it: clocks,
+// links, transport, timeline, results file, round boundaries, progress and summary.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/net/transport.hpp"
+#include "cmlbed/trace/timeline.hpp"
+
+namespace cmlbed::train {
+
+struct RoundContext {
+  int round = 0;
+  int rank = 0;
+  int devices = 0;
+  double slowdown = 1.0;  // this rank's compute stretch (1 for the server)
+  net::Transport& transport;
+  trace::Timeline& timeline;
+  std::chrono::nanoseconds timeout;  // longest wait for any one message
+};
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+class Method {
+ public:
+  virtual ~Method() = default;
+  virtual void run_round(const RoundContext& context) = 0;
+  // Called on the server after each round; nothing when the method does not evaluate.
+  virtual std::optional<Evaluation> evaluate(const RoundContext& context) = 0;
+};
+
+// The method experiment.method names, for this rank. Throws ConfigError for a method
+// this build cannot run.
+std::unique_ptr<Method> make_method(const Config& config, int rank, int devices);
+
+// The error for a wait that saw no progress within the timeout: names rank, round,
+// stage and peer.
+std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage);
+
+// Waits for a receive, or throws a runtime error naming the stage and the peer once
+// `timeout` has passed, so a dead rank or a lost message cannot hang the job forever.
+net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,
+                              const char* stage);
+void wait_or_throw(const net::SendHandle& handle, const RoundContext& context, int peer,
+                   const char* stage);
+
+}  // namespace cmlbed::train

@@ -1,0 +1,32 @@
+#pragma once
+// Turns one round's events from every rank into the /rounds row, and prints progress
+// and the end-of-run summary on rank 0.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cmlbed/train/method.hpp"
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::train {
+
+// Wall time is [start_ns, end_ns) in rank 0's time base; busy = union of each rank's
+// compute intervals in it; bytes up / down = payload bytes the devices / the server sent.
+trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
+                                     const std::vector<std::vector<trace::Event>>& events,
+                                     const std::optional<Evaluation>& evaluation);
+
+// "round 3/10  wall 1.23 s  server idle 80.1%  device idle 12.0%  up 3.1 MB  down 3.1 MB
+//  acc 0.812  elapsed 4.0 s  ETA 9.3 s"
+std::string progress_line(const trace::RoundRecord& record, int rounds, double elapsed_s);
+
+// Totals over the run: what /summary holds, name -> value.
+std::vector<std::pair<std::string, double>> summarize(const std::vector<trace::RoundRecord>& rounds);
+
+void print_summary(const std::string& method, const std::vector<trace::RoundRecord>& rounds,
+                   const std::string& results_path, std::ostream& out);
+
+}  // namespace cmlbed::train

@@ -1,0 +1,67 @@
+#include "cmlbed/net/clock_sync.hpp"
+
+#include <chrono>
+#include <limits>
+
+#include "cmlbed/net/mpi_error.hpp"
+
+namespace cmlbed::net {
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+ClockEstimate synchronize_clocks(MPI_Comm comm, int samples) {
+  constexpr int kTag = 7301;
+  int rank = 0, size = 1;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  ClockEstimate estimate;
+  // One device at a time, so that the server answers each ping at once.
+  for (int device = 1; device < size; ++device) {
+    if (rank == 0) {
+      for (int i = 0; i < samples; ++i) {
+        std::int64_t ping = 0;
+        CMLBED_MPI_CHECK(MPI_Recv(&ping, 1, MPI_INT64_T, device, kTag, comm, MPI_STATUS_IGNORE));
+        const std::int64_t server_time = steady_now_ns();
+        CMLBED_MPI_CHECK(MPI_Send(&server_time, 1, MPI_INT64_T, device, kTag, comm));
+      }
+    } else if (rank == device) {
+      std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
+      for (int i = 0; i < samples; ++i) {
+        const std::int64_t sent = steady_now_ns();
+        CMLBED_MPI_CHECK(MPI_Send(&sent, 1, MPI_INT64_T, 0, kTag, comm));
+        std::int64_t server_time = 0;
+        CMLBED_MPI_CHECK(MPI_Recv(&server_time, 1, MPI_INT64_T, 0, kTag, comm, MPI_STATUS_IGNORE));
+        const std::int64_t received = steady_now_ns();
+        const std::int64_t rtt = received - sent;
+        if (rtt < best_rtt) {
+          best_rtt = rtt;
+          // The server read its clock about half-way through the round trip.
+          estimate.offset_ns = server_time - (sent + rtt / 2);
+          estimate.uncertainty_ns = rtt / 2;
+        }
+      }
+    }
+  }
+  std::int64_t origin = rank == 0 ? steady_now_ns() : 0;
+  CMLBED_MPI_CHECK(MPI_Bcast(&origin, 1, MPI_INT64_T, 0, comm));
+  estimate.offset_ns -= origin;
+  return estimate;
+}
+
+std::vector<ClockEstimate> gather_clock_estimates(const ClockEstimate& mine, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const std::int64_t pair[2] = {mine.offset_ns, mine.uncertainty_ns};
+  std::vector<std::int64_t> all(rank == 0 ? 2 * static_cast<std::size_t>(size) : 0);
+  CMLBED_MPI_CHECK(MPI_Gather(pair, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, comm));
+  std::vector<ClockEstimate> estimates;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2) estimates.push_back({all[i], all[i + 1]});
+  return estimates;
+}
+
+}  // namespace cmlbed::net

@@ -1,0 +1,76 @@
+#include "cmlbed/net/gather.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+#include "cmlbed/net/mpi_error.hpp"
+
+namespace cmlbed::net {
+namespace {
+
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  return rank;
+}
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  return size;
+}
+
+// Gathers each rank's bytes at rank 0, one vector per rank.
+std::vector<std::vector<char>> gather_bytes(const char* data, int bytes, MPI_Comm comm) {
+  const int rank = comm_rank(comm), size = comm_size(comm);
+  std::vector<int> counts(rank == 0 ? size : 0), displacements(counts.size());
+  CMLBED_MPI_CHECK(MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displacements[r] = total;
+    total += counts[r];
+  }
+  std::vector<char> all(static_cast<std::size_t>(total));
+  CMLBED_MPI_CHECK(MPI_Gatherv(data, bytes, MPI_BYTE, all.data(), counts.data(),
+                               displacements.data(), MPI_BYTE, 0, comm));
+  std::vector<std::vector<char>> per_rank;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    per_rank.emplace_back(all.begin() + displacements[r],
+                          all.begin() + displacements[r] + counts[r]);
+  }
+  return per_rank;
+}
+
+}  // namespace
+
+std::vector<std::vector<trace::Event>> gather_events(const std::vector<trace::Event>& mine,
+                                                     MPI_Comm comm) {
+  // Events are plain data and every rank runs the same binary: ship them as bytes.
+  static_assert(std::is_trivially_copyable_v<trace::Event>);
+  const auto per_rank = gather_bytes(reinterpret_cast<const char*>(mine.data()),
+                                     static_cast<int>(mine.size() * sizeof(trace::Event)), comm);
+  std::vector<std::vector<trace::Event>> events;
+  for (const auto& bytes : per_rank) {
+    std::vector<trace::Event> rank_events(bytes.size() / sizeof(trace::Event));
+    std::memcpy(rank_events.data(), bytes.data(), rank_events.size() * sizeof(trace::Event));
+    events.push_back(std::move(rank_events));
+  }
+  return events;
+}
+
+std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm) {
+  std::vector<std::int64_t> all(comm_rank(comm) == 0 ? comm_size(comm) : 0);
+  CMLBED_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, comm));
+  return all;
+}
+
+std::vector<std::string> gather_host_names(MPI_Comm comm) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  CMLBED_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  std::vector<std::string> hosts;
+  for (const auto& bytes : gather_bytes(name, length, comm)) hosts.emplace_back(bytes.begin(), bytes.end());
+  return hosts;
+}
+
+}  // namespace cmlbed::net

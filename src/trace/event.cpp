@@ -1,0 +1,17 @@
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::trace {
+
+const std::vector<std::string>& lane_names() {
+  static const std::vector<std::string> names = {"compute", "uplink", "downlink"};
+  return names;
+}
+
+const std::vector<std::string>& event_kind_names() {
+  static const std::vector<std::string> names = {"forward", "backward", "step",     "send",
+                                                 "recv",    "wait",     "aggregate", "evaluate",
+                                                 "compute", "sleep"};
+  return names;
+}
+
+}  // namespace cmlbed::trace

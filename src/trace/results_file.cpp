@@ -1,0 +1,590 @@
+#include "cmlbed/trace/results_file.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "cmlbed/trace/hdf5_handles.hpp"
+
+namespace cmlbed::trace {
+namespace {
+
+using hdf5::AttributeHandle;
+using hdf5::check;
+using hdf5::check_bool;
+using hdf5::DatasetHandle;
+using hdf5::DataspaceHandle;
+using hdf5::DatatypeHandle;
+using hdf5::FileHandle;
+using hdf5::GroupHandle;
+using hdf5::make_string_type;
+using hdf5::owned;
+using hdf5::PropertyListHandle;
+
+// 4096 packed events are 168 KiB: well inside HDF5's default 1 MiB chunk cache, and
+// few chunks even for long runs.
+constexpr hsize_t kEventChunkRows = 4096;
+// A rounds row grows with mpi_size (two float64 arrays); chunks of about 64 KiB.
+constexpr std::size_t kRoundChunkBytes = 64 * 1024;
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+// --- Row types -----------------------------------------------------------------------
+// The memory types describe the C++ rows; HDF5 converts to and from the file types by
+// member name, so readers and writers agree as long as the names do.
+
+static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1,
+              "lane and kind are stored as HDF5 enums based on uint8");
+
+// An enum over uint8 whose member names are `names` in value order, so that h5py and
+// h5dump show "forward" rather than 0.
+DatatypeHandle make_enum_type(const char* what, const std::vector<std::string>& names) {
+  auto type = owned<DatatypeHandle>(H5Tenum_create(H5T_NATIVE_UINT8),
+                                    std::string("H5Tenum_create(") + what + ")");
+  for (std::size_t value = 0; value < names.size(); ++value) {
+    const auto stored = static_cast<std::uint8_t>(value);
+    check(H5Tenum_insert(type.get(), names[value].c_str(), &stored),
+          std::string("H5Tenum_insert(") + what + ", " + quoted(names[value]) + ")");
+  }
+  return type;
+}
+
+void insert_member(hid_t compound, const char* name, std::size_t offset, hid_t type) {
+  check(H5Tinsert(compound, name, offset, type), std::string("H5Tinsert(") + name + ")");
+}
+
+// The layout of trace::Event in memory, padding included.
+DatatypeHandle make_event_memory_type() {
+  const DatatypeHandle lane = make_enum_type("lane", lane_names());
+  const DatatypeHandle kind = make_enum_type("kind", event_kind_names());
+  auto type = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Event)),
+                                    "H5Tcreate(event compound)");
+  const hid_t row = type.get();
+  insert_member(row, "round", offsetof(Event, round), H5T_NATIVE_INT32);
+  insert_member(row, "batch", offsetof(Event, batch), H5T_NATIVE_INT32);
+  insert_member(row, "micro_batch", offsetof(Event, micro_batch), H5T_NATIVE_INT32);
+  insert_member(row, "lane", offsetof(Event, lane), lane.get());
+  insert_member(row, "kind", offsetof(Event, kind), kind.get());
+  insert_member(row, "peer", offsetof(Event, peer), H5T_NATIVE_INT32);
+  insert_member(row, "bytes", offsetof(Event, bytes), H5T_NATIVE_INT64);
+  insert_member(row, "t_start_ns", offsetof(Event, t_start_ns), H5T_NATIVE_INT64);
+  insert_member(row, "t_end_ns", offsetof(Event, t_end_ns), H5T_NATIVE_INT64);
+  return type;
+}
+
+// The same members without padding: 42 bytes a row in the file instead of 48.
+DatatypeHandle make_event_file_type() {
+  DatatypeHandle type = make_event_memory_type();
+  check(H5Tpack(type.get()), "H5Tpack(event compound)");
+  return type;
+}
+
+// Byte offsets of one packed /rounds row, whose size depends on mpi_size. The same
+// layout serves memory and file, so rows are written without conversion.
+struct RoundLayout {
+  explicit RoundLayout(int mpi_size) : ranks(static_cast<std::size_t>(mpi_size)) {
+    round = take(sizeof(std::int32_t));
+    wall_s = take(sizeof(double));
+    bytes_up = take(sizeof(std::int64_t));
+    bytes_down = take(sizeof(std::int64_t));
+    test_loss = take(sizeof(double));
+    test_accuracy = take(sizeof(double));
+    busy_s = take(ranks * sizeof(double));
+    idle_s = take(ranks * sizeof(double));
+  }
+
+  std::size_t ranks;
+  std::size_t size = 0;
+  std::size_t round = 0, wall_s = 0, bytes_up = 0, bytes_down = 0, test_loss = 0,
+              test_accuracy = 0, busy_s = 0, idle_s = 0;
+
+ private:
+  std::size_t take(std::size_t bytes) {
+    const std::size_t offset = size;
+    size += bytes;
+    return offset;
+  }
+};
+
+DatatypeHandle make_round_type(const RoundLayout& layout) {
+  const hsize_t ranks = layout.ranks;
+  const auto per_rank = owned<DatatypeHandle>(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &ranks),
+                                              "H5Tarray_create2(float64 per rank)");
+  auto type = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, layout.size),
+                                    "H5Tcreate(round compound)");
+  const hid_t row = type.get();
+  insert_member(row, "round", layout.round, H5T_NATIVE_INT32);
+  insert_member(row, "wall_s", layout.wall_s, H5T_NATIVE_DOUBLE);
+  insert_member(row, "bytes_up", layout.bytes_up, H5T_NATIVE_INT64);
+  insert_member(row, "bytes_down", layout.bytes_down, H5T_NATIVE_INT64);
+  insert_member(row, "test_loss", layout.test_loss, H5T_NATIVE_DOUBLE);
+  insert_member(row, "test_accuracy", layout.test_accuracy, H5T_NATIVE_DOUBLE);
+  insert_member(row, "busy_s", layout.busy_s, per_rank.get());
+  insert_member(row, "idle_s", layout.idle_s, per_rank.get());
+  return type;
+}
+
+// memcpy because packed fields are not aligned.
+template <typename Value>
+void put(unsigned char* row, std::size_t offset, const Value& value) {
+  std::memcpy(row + offset, &value, sizeof value);
+}
+template <typename Value>
+Value get(const unsigned char* row, std::size_t offset) {
+  Value value;
+  std::memcpy(&value, row + offset, sizeof value);
+  return value;
+}
+
+// Callers have checked that busy_s and idle_s have layout.ranks entries.
+std::vector<unsigned char> pack_round(const RoundLayout& layout, const RoundRecord& record) {
+  std::vector<unsigned char> row(layout.size);
+  put(row.data(), layout.round, record.round);
+  put(row.data(), layout.wall_s, record.wall_s);
+  put(row.data(), layout.bytes_up, record.bytes_up);
+  put(row.data(), layout.bytes_down, record.bytes_down);
+  put(row.data(), layout.test_loss, record.test_loss);
+  put(row.data(), layout.test_accuracy, record.test_accuracy);
+  std::memcpy(row.data() + layout.busy_s, record.busy_s.data(), layout.ranks * sizeof(double));
+  std::memcpy(row.data() + layout.idle_s, record.idle_s.data(), layout.ranks * sizeof(double));
+  return row;
+}
+
+RoundRecord unpack_round(const RoundLayout& layout, const unsigned char* row) {
+  RoundRecord record;
+  record.round = get<std::int32_t>(row, layout.round);
+  record.wall_s = get<double>(row, layout.wall_s);
+  record.bytes_up = get<std::int64_t>(row, layout.bytes_up);
+  record.bytes_down = get<std::int64_t>(row, layout.bytes_down);
+  record.test_loss = get<double>(row, layout.test_loss);
+  record.test_accuracy = get<double>(row, layout.test_accuracy);
+  record.busy_s.resize(layout.ranks);
+  record.idle_s.resize(layout.ranks);
+  std::memcpy(record.busy_s.data(), row + layout.busy_s, layout.ranks * sizeof(double));
+  std::memcpy(record.idle_s.data(), row + layout.idle_s, layout.ranks * sizeof(double));
+  return record;
+}
+
+// --- Writing and reading -------------------------------------------------------------
+
+std::string rank_group_name(int rank) { return "/ranks/" + std::to_string(rank); }
+std::string events_dataset_name(int rank) { return rank_group_name(rank) + "/events"; }
+
+DataspaceHandle scalar_space() {
+  return owned<DataspaceHandle>(H5Screate(H5S_SCALAR), "H5Screate(scalar)");
+}
+
+DataspaceHandle vector_space(hsize_t length) {
+  return owned<DataspaceHandle>(H5Screate_simple(1, &length, nullptr), "H5Screate_simple");
+}
+
+// Creates (or replaces) attribute `name` of `owner` and writes `data`, whose memory
+// layout is `type`; the file stores the same type.
+void write_attribute(hid_t owner, const std::string& name, hid_t type,
+                     const DataspaceHandle& space, const void* data, const std::string& where) {
+  const std::string what = "attribute " + quoted(name) + " of " + where;
+  if (check_bool(H5Aexists(owner, name.c_str()), "H5Aexists(" + what + ")")) {
+    check(H5Adelete(owner, name.c_str()), "H5Adelete(" + what + ")");
+  }
+  auto attribute = owned<AttributeHandle>(
+      H5Acreate2(owner, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      "H5Acreate2(" + what + ")");
+  check(H5Awrite(attribute.get(), type, data), "H5Awrite(" + what + ")");
+}
+
+void write_string_attribute(hid_t owner, const std::string& name, const std::string& value,
+                            const std::string& where) {
+  const DatatypeHandle type = make_string_type();
+  const char* pointer = value.c_str();
+  write_attribute(owner, name, type.get(), scalar_space(), &pointer, where);
+}
+
+void write_string_array_attribute(hid_t owner, const std::string& name,
+                                  const std::vector<std::string>& values,
+                                  const std::string& where) {
+  const DatatypeHandle type = make_string_type();
+  std::vector<const char*> pointers;
+  for (const std::string& value : values) pointers.push_back(value.c_str());
+  write_attribute(owner, name, type.get(), vector_space(values.size()), pointers.data(), where);
+}
+
+void validate_run_info(const RunInfo& info) {
+  if (info.mpi_size < 1) {
+    throw std::invalid_argument("results file: mpi_size must be at least 1, got " +
+                                std::to_string(info.mpi_size));
+  }
+  const auto expect_per_rank = [&](std::size_t size, const char* field) {
+    if (size != static_cast<std::size_t>(info.mpi_size)) {
+      throw std::invalid_argument(std::string("results file: ") + field + " has " +
+                                  std::to_string(size) + " entries, expected one per rank (" +
+                                  std::to_string(info.mpi_size) + ")");
+    }
+  };
+  expect_per_rank(info.hosts.size(), "hosts");
+  expect_per_rank(info.clock_offsets_ns.size(), "clock_offsets_ns");
+  expect_per_rank(info.clock_uncertainty_ns.size(), "clock_uncertainty_ns");
+}
+
+void validate_event(const Event& event) {
+  if (static_cast<std::size_t>(event.lane) >= lane_names().size()) {
+    throw std::invalid_argument("results file: event with unknown lane value " +
+                                std::to_string(static_cast<int>(event.lane)));
+  }
+  if (static_cast<std::size_t>(event.kind) >= event_kind_names().size()) {
+    throw std::invalid_argument("results file: event with unknown kind value " +
+                                std::to_string(static_cast<int>(event.kind)));
+  }
+}
+
+// Without evictions the metadata cache writes nothing between flushes. Otherwise it
+// may write some of the metadata of an unflushed append (say, a dataset's new extent
+// but not the index of its new chunk) when it needs room, and a process killed then
+// leaves a file whose last table is inconsistent. The results file's metadata is a
+// few object headers and chunk indexes, so keeping all of it in memory is cheap.
+// Adaptive resizing must be off for evictions to be disabled.
+PropertyListHandle make_file_access(const std::string& path) {
+  auto access = owned<PropertyListHandle>(H5Pcreate(H5P_FILE_ACCESS),
+                                          "H5Pcreate(file access for " + quoted(path) + ")");
+  H5AC_cache_config_t cache{};
+  cache.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(access.get(), &cache), "H5Pget_mdc_config");
+  cache.incr_mode = H5C_incr__off;
+  cache.flash_incr_mode = H5C_flash_incr__off;
+  cache.decr_mode = H5C_decr__off;
+  cache.evictions_enabled = false;
+  check(H5Pset_mdc_config(access.get(), &cache), "H5Pset_mdc_config(evictions off)");
+  return access;
+}
+
+// An empty, chunked, unlimited one-dimensional table of `row_type`.
+DatasetHandle create_table(hid_t parent, const std::string& name, hid_t row_type,
+                           hsize_t chunk_rows, const std::string& where) {
+  const hsize_t initial = 0;
+  const hsize_t maximum = H5S_UNLIMITED;
+  auto space = owned<DataspaceHandle>(H5Screate_simple(1, &initial, &maximum),
+                                      "H5Screate_simple(unlimited)");
+  auto creation = owned<PropertyListHandle>(H5Pcreate(H5P_DATASET_CREATE),
+                                            "H5Pcreate(dataset creation)");
+  check(H5Pset_chunk(creation.get(), 1, &chunk_rows), "H5Pset_chunk");
+  return owned<DatasetHandle>(H5Dcreate2(parent, name.c_str(), row_type, space.get(),
+                                         H5P_DEFAULT, creation.get(), H5P_DEFAULT),
+                              "H5Dcreate2(" + quoted(name) + " in " + where + ")");
+}
+
+// Grows the table by `count` rows and writes them. On a failed write the extent is
+// put back, so that the table never shows rows that were not written.
+void append_rows(hid_t dataset, hsize_t& rows, hsize_t count, hid_t memory_type,
+                 const void* data, const std::string& what) {
+  const hsize_t old_rows = rows;
+  const hsize_t new_rows = old_rows + count;
+  check(H5Dset_extent(dataset, &new_rows), "H5Dset_extent(" + what + ")");
+  try {
+    auto file_space = owned<DataspaceHandle>(H5Dget_space(dataset), "H5Dget_space(" + what + ")");
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &old_rows, nullptr, &count,
+                              nullptr),
+          "H5Sselect_hyperslab(" + what + ")");
+    const DataspaceHandle memory_space = vector_space(count);
+    check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+          "H5Dwrite(" + what + ")");
+  } catch (...) {
+    H5Dset_extent(dataset, &old_rows);  // best effort; the first error is the one to report
+    throw;
+  }
+  rows = new_rows;
+}
+
+FileHandle open_read_only(const std::string& path) {
+  hdf5::silence_error_printing();
+  return owned<FileHandle>(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
+                           "H5Fopen(" + quoted(path) + ", read-only)");
+}
+
+hsize_t row_count(hid_t dataset, const std::string& what) {
+  auto space = owned<DataspaceHandle>(H5Dget_space(dataset), "H5Dget_space(" + what + ")");
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank != 1) {
+    throw Hdf5Error(what + ": expected a one-dimensional table, found rank " +
+                          std::to_string(rank));
+  }
+  hsize_t rows = 0;
+  check(H5Sget_simple_extent_dims(space.get(), &rows, nullptr),
+        "H5Sget_simple_extent_dims(" + what + ")");
+  return rows;
+}
+
+// mpi_size as the rounds table records it: the length of its busy_s arrays.
+int rounds_rank_count(hid_t dataset, const std::string& what) {
+  auto file_type = owned<DatatypeHandle>(H5Dget_type(dataset), "H5Dget_type(" + what + ")");
+  const int index = H5Tget_member_index(file_type.get(), "busy_s");
+  if (index < 0) throw Hdf5Error(what + ": the rows have no busy_s member");
+  auto member = owned<DatatypeHandle>(H5Tget_member_type(file_type.get(), static_cast<unsigned>(index)),
+                                      "H5Tget_member_type(" + what + ", busy_s)");
+  if (H5Tget_class(member.get()) != H5T_ARRAY || H5Tget_array_ndims(member.get()) != 1) {
+    throw Hdf5Error(what + ": busy_s is not a one-dimensional array");
+  }
+  hsize_t length = 0;
+  check(H5Tget_array_dims2(member.get(), &length), "H5Tget_array_dims2(" + what + ")");
+  return static_cast<int>(length);
+}
+
+herr_t collect_attribute_name(hid_t /*owner*/, const char* name, const H5A_info_t* /*info*/,
+                              void* names) {
+  static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+  return 0;
+}
+
+}  // namespace
+
+struct ResultsFile::Impl {
+  Impl(const std::string& file_path, int ranks)
+      : path(file_path), mpi_size(ranks), round_layout(ranks) {}
+
+  std::string path;
+  int mpi_size;
+  RoundLayout round_layout;
+  // The file is declared first so that it is closed last.
+  FileHandle file;
+  GroupHandle summary;
+  std::vector<DatasetHandle> events;  // one per rank
+  std::vector<hsize_t> event_rows;
+  DatasetHandle rounds;
+  hsize_t round_rows = 0;
+  DatatypeHandle event_memory_type;
+  DatatypeHandle round_type;
+
+  std::string where() const { return quoted(path); }
+};
+
+void ResultsFile::check_can_create(const std::string& path, bool overwrite) {
+  namespace fs = std::filesystem;
+  const std::string name = "output.file " + quoted(path);
+  if (path.empty()) {
+    throw std::invalid_argument("output.file is empty; set it to the results file to write");
+  }
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) {
+      throw std::invalid_argument(name + " is a directory; choose a file name");
+    }
+    if (!overwrite) {
+      throw std::invalid_argument(
+          name + " exists; set --output.overwrite=true or choose another output.file");
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+      throw std::invalid_argument(name + " exists and cannot be overwritten: " +
+                                  std::strerror(errno));
+    }
+    return;
+  }
+  if (fs::is_symlink(fs::symlink_status(path, error))) {
+    throw std::invalid_argument(name + " is a symbolic link to nothing; choose another file");
+  }
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  const fs::file_status parent_status = fs::status(parent, error);
+  if (!fs::exists(parent_status)) {
+    throw std::invalid_argument(name + ": directory " + quoted(parent.string()) +
+                                " does not exist");
+  }
+  if (!fs::is_directory(parent_status)) {
+    throw std::invalid_argument(name + ": " + quoted(parent.string()) + " is not a directory");
+  }
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    throw std::invalid_argument(name + ": cannot create files in directory " +
+                                quoted(parent.string()) + ": " + std::strerror(errno));
+  }
+}
+
+ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo& info) {
+  validate_run_info(info);
+  hdf5::silence_error_printing();
+  auto impl = std::make_unique<Impl>(path, info.mpi_size);
+  const std::string where = impl->where();
+
+  const PropertyListHandle access = make_file_access(path);
+  impl->file = owned<FileHandle>(
+      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+                access.get()),
+      "H5Fcreate(" + where + (overwrite ? ", truncate)" : ", exclusive)"));
+  const hid_t file = impl->file.get();
+
+  write_string_attribute(file, "config", info.config_ini, where);
+  write_string_attribute(file, "cmlbed_version", info.cmlbed_version, where);
+  write_string_attribute(file, "git_revision", info.git_revision, where);
+  write_string_attribute(file, "method", info.method, where);
+  write_string_attribute(file, "started_at", info.started_at, where);
+  const std::int32_t mpi_size = info.mpi_size;
+  write_attribute(file, "mpi_size", H5T_NATIVE_INT32, scalar_space(), &mpi_size, where);
+  write_string_array_attribute(file, "hosts", info.hosts, where);
+  const hsize_t ranks = static_cast<hsize_t>(info.mpi_size);
+  write_attribute(file, "clock_offsets_ns", H5T_NATIVE_INT64, vector_space(ranks),
+                  info.clock_offsets_ns.data(), where);
+  write_attribute(file, "clock_uncertainty_ns", H5T_NATIVE_INT64, vector_space(ranks),
+                  info.clock_uncertainty_ns.data(), where);
+
+  impl->event_memory_type = make_event_memory_type();
+  const DatatypeHandle event_file_type = make_event_file_type();
+  const auto ranks_group = owned<GroupHandle>(
+      H5Gcreate2(file, "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      "H5Gcreate2('/ranks' in " + where + ")");
+  for (int rank = 0; rank < info.mpi_size; ++rank) {
+    const std::string group_name = rank_group_name(rank);
+    const auto group = owned<GroupHandle>(
+        H5Gcreate2(file, group_name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "H5Gcreate2(" + quoted(group_name) + " in " + where + ")");
+    impl->events.push_back(
+        create_table(group.get(), "events", event_file_type.get(), kEventChunkRows, where));
+    impl->event_rows.push_back(0);
+  }
+
+  impl->round_type = make_round_type(impl->round_layout);
+  const hsize_t round_chunk_rows =
+      std::max<hsize_t>(1, kRoundChunkBytes / impl->round_layout.size);
+  impl->rounds = create_table(file, "rounds", impl->round_type.get(), round_chunk_rows, where);
+  impl->summary =
+      owned<GroupHandle>(H5Gcreate2(file, "/summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Gcreate2('/summary' in " + where + ")");
+  impl_ = std::move(impl);
+}
+
+ResultsFile::~ResultsFile() = default;
+ResultsFile::ResultsFile(ResultsFile&&) noexcept = default;
+ResultsFile& ResultsFile::operator=(ResultsFile&&) noexcept = default;
+
+ResultsFile::Impl& ResultsFile::open_impl() const {
+  if (!impl_) throw std::logic_error("results file used after close() or a move");
+  return *impl_;
+}
+
+const std::string& ResultsFile::path() const { return open_impl().path; }
+int ResultsFile::mpi_size() const { return open_impl().mpi_size; }
+
+void ResultsFile::append_events(int rank, const std::vector<Event>& events) {
+  Impl& impl = open_impl();
+  if (rank < 0 || rank >= impl.mpi_size) {
+    throw std::invalid_argument("results file: events for rank " + std::to_string(rank) +
+                                ", expected 0.." + std::to_string(impl.mpi_size - 1));
+  }
+  for (const Event& event : events) validate_event(event);
+  if (events.empty()) return;
+  hdf5::silence_error_printing();
+  const auto index = static_cast<std::size_t>(rank);
+  append_rows(impl.events[index].get(), impl.event_rows[index], events.size(),
+              impl.event_memory_type.get(), events.data(),
+              quoted(events_dataset_name(rank)) + " in " + impl.where());
+}
+
+void ResultsFile::append_round(const RoundRecord& record) {
+  Impl& impl = open_impl();
+  const auto ranks = static_cast<std::size_t>(impl.mpi_size);
+  if (record.busy_s.size() != ranks || record.idle_s.size() != ranks) {
+    throw std::invalid_argument("results file: round " + std::to_string(record.round) + " has " +
+                                std::to_string(record.busy_s.size()) + " busy_s and " +
+                                std::to_string(record.idle_s.size()) +
+                                " idle_s entries, expected one per rank (" +
+                                std::to_string(ranks) + ")");
+  }
+  hdf5::silence_error_printing();
+  const std::vector<unsigned char> row = pack_round(impl.round_layout, record);
+  append_rows(impl.rounds.get(), impl.round_rows, 1, impl.round_type.get(), row.data(),
+              "'/rounds' in " + impl.where());
+}
+
+void ResultsFile::set_summary(const std::vector<std::pair<std::string, double>>& values) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const std::string where = "'/summary' in " + impl.where();
+  for (const auto& [name, value] : values) {
+    write_attribute(impl.summary.get(), name, H5T_NATIVE_DOUBLE, scalar_space(), &value, where);
+  }
+}
+
+void ResultsFile::flush() {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  check(H5Fflush(impl.file.get(), H5F_SCOPE_GLOBAL), "H5Fflush(" + impl.where() + ")");
+}
+
+void ResultsFile::close() {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const std::string where = impl.where();
+  impl.summary.close("H5Gclose('/summary' in " + where + ")");
+  for (DatasetHandle& events : impl.events) events.close("H5Dclose(events in " + where + ")");
+  impl.rounds.close("H5Dclose('/rounds' in " + where + ")");
+  impl.file.close("H5Fclose(" + where + ")");
+  impl_.reset();
+}
+
+std::vector<Event> ResultsFile::read_events(const std::string& path, int rank) {
+  const FileHandle file = open_read_only(path);
+  const std::string name = events_dataset_name(rank);
+  const std::string what = quoted(name) + " in " + quoted(path);
+  const auto dataset = owned<DatasetHandle>(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT),
+                                            "H5Dopen2(" + what + ")");
+  std::vector<Event> events(row_count(dataset.get(), what));
+  if (events.empty()) return events;
+  const DatatypeHandle memory_type = make_event_memory_type();
+  check(H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, events.data()),
+        "H5Dread(" + what + ")");
+  return events;
+}
+
+std::vector<RoundRecord> ResultsFile::read_rounds(const std::string& path) {
+  const FileHandle file = open_read_only(path);
+  const std::string what = "'/rounds' in " + quoted(path);
+  const auto dataset = owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT),
+                                            "H5Dopen2(" + what + ")");
+  const hsize_t rows = row_count(dataset.get(), what);
+  const RoundLayout layout(rounds_rank_count(dataset.get(), what));
+  const DatatypeHandle memory_type = make_round_type(layout);
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(rows) * layout.size);
+  std::vector<RoundRecord> records;
+  if (rows == 0) return records;
+  check(H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()),
+        "H5Dread(" + what + ")");
+  for (hsize_t row = 0; row < rows; ++row) {
+    records.push_back(unpack_round(layout, bytes.data() + row * layout.size));
+  }
+  return records;
+}
+
+std::string ResultsFile::read_string_attribute(const std::string& path, const std::string& name) {
+  const FileHandle file = open_read_only(path);
+  const std::string what = "attribute " + quoted(name) + " of '/' in " + quoted(path);
+  const auto attribute = owned<AttributeHandle>(
+      H5Aopen_by_name(file.get(), "/", name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      "H5Aopen_by_name(" + what + ")");
+  return hdf5::read_string_attribute(attribute.get(), what);
+}
+
+std::vector<std::pair<std::string, double>> ResultsFile::read_summary(const std::string& path) {
+  const FileHandle file = open_read_only(path);
+  const std::string where = "'/summary' in " + quoted(path);
+  const auto summary = owned<GroupHandle>(H5Gopen2(file.get(), "/summary", H5P_DEFAULT),
+                                          "H5Gopen2(" + where + ")");
+  std::vector<std::string> names;
+  hsize_t position = 0;
+  check(H5Aiterate2(summary.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name,
+                    &names),
+        "H5Aiterate2(" + where + ")");
+  std::vector<std::pair<std::string, double>> values;
+  for (const std::string& name : names) {
+    const std::string what = "attribute " + quoted(name) + " of " + where;
+    const auto attribute = owned<AttributeHandle>(
+        H5Aopen(summary.get(), name.c_str(), H5P_DEFAULT), "H5Aopen(" + what + ")");
+    double value = 0;
+    check(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value), "H5Aread(" + what + ")");
+    values.emplace_back(name, value);
+  }
+  return values;
+}
+
+}  // namespace cmlbed::trace

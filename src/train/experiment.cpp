@@ -1,0 +1,119 @@
+#include "cmlbed/train/experiment.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <iostream>
+
+#include "cmlbed/config/derived.hpp"
+#include "cmlbed/net/clock_sync.hpp"
+#include "cmlbed/net/gather.hpp"
+#include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/method.hpp"
+#include "cmlbed/train/round_report.hpp"
+#include "cmlbed/version.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+std::map<int, net::LinkSpec> outgoing_links(const Config& config, int rank, int devices) {
+  std::map<int, net::LinkSpec> links;
+  if (rank == 0) {
+    for (int device = 1; device <= devices; ++device) {
+      links[device] = link_spec(config, device, LinkDirection::downlink);
+    }
+  } else {
+    links[0] = link_spec(config, rank, LinkDirection::uplink);
+  }
+  return links;
+}
+
+trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
+                        std::vector<std::string> hosts,
+                        const std::vector<net::ClockEstimate>& clocks) {
+  trace::RunInfo info;
+  info.config_ini = config.to_ini();
+  info.cmlbed_version = kVersion;
+  info.git_revision = kGitRevision;
+  info.method = config.text("experiment.method");
+  info.started_at = started.iso;
+  info.mpi_size = mpi_size;
+  info.hosts = std::move(hosts);
+  for (const auto& clock : clocks) {
+    info.clock_offsets_ns.push_back(clock.offset_ns);
+    info.clock_uncertainty_ns.push_back(clock.uncertainty_ns);
+  }
+  return info;
+}
+
+}  // namespace
+
+RunStamp now_stamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char iso[32], compact[32];
+  std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  std::strftime(compact, sizeof compact, "%Y%m%d-%H%M%S", &utc);
+  return {iso, compact};
+}
+
+int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
+                   const RunStamp& started) {
+  const int rank = mpi.rank();
+  const int devices = mpi.size() - 1;
+  const bool is_server = rank == 0;
+  net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
+
+  const net::ClockEstimate clock = net::synchronize_clocks(control.get());
+  trace::Timeline timeline(clock.offset_ns);
+  timeline.set_enabled(config.flag("output.timeline"));
+  const auto clocks = net::gather_clock_estimates(clock, control.get());
+  auto hosts = net::gather_host_names(control.get());
+
+  std::optional<trace::ResultsFile> results;
+  if (is_server) {
+    results.emplace(output_file, config.flag("output.overwrite"),
+                    run_info(config, started, mpi.size(), std::move(hosts), clocks));
+  }
+  net::Transport transport(MPI_COMM_WORLD, timeline, outgoing_links(config, rank, devices));
+  std::unique_ptr<Method> method = make_method(config, rank, devices);
+
+  const int rounds = static_cast<int>(config.integer("experiment.rounds"));
+  const RoundContext context_template{0,         rank,      devices,
+                                      is_server ? 1.0 : config.real("devices.slowdown", rank),
+                                      transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout"))};
+  std::vector<trace::RoundRecord> records;
+  const std::int64_t run_start = timeline.now_ns();
+  for (int round = 0; round < rounds; ++round) {
+    RoundContext context = context_template;
+    context.round = round;
+    CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+    const std::int64_t start = timeline.now_ns();
+    method->run_round(context);
+    const auto evaluation = is_server ? method->evaluate(context) : std::nullopt;
+    const auto ends = net::gather_int64(timeline.now_ns(), control.get());
+    // Outside the timed work: ship this round's events to rank 0, which appends them.
+    const auto events = net::gather_events(timeline.drain(), control.get());
+    if (!is_server) continue;
+    const std::int64_t end = *std::max_element(ends.begin(), ends.end());
+    records.push_back(make_round_record(round, start, end, events, evaluation));
+    for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
+    results->append_round(records.back());
+    results->set_summary(summarize(records));
+    results->flush();
+    if (config.flag("output.progress")) {
+      std::cout << progress_line(records.back(), rounds,
+                                 static_cast<double>(timeline.now_ns() - run_start) * 1e-9)
+                << std::endl;
+    }
+  }
+  if (is_server) {
+    results->close();
+    print_summary(config.text("experiment.method"), records, output_file, std::cout);
+  }
+  CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+  return 0;
+}
+
+}  // namespace cmlbed::train

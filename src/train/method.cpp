@@ -1,0 +1,37 @@
+#include "cmlbed/train/method.hpp"
+
+#include <stdexcept>
+
+#include "cmlbed/config/config_error.hpp"
+#include "transfer_method.hpp"
+
+namespace cmlbed::train {
+std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage) {
+  return std::runtime_error("rank " + std::to_string(context.rank) + ": round " + std::to_string(context.round) +
+         ": no progress on '" + stage + "' with rank " + std::to_string(peer) + " within " +
+         std::to_string(std::chrono::duration<double>(context.timeout).count()) +
+         " s (experiment.timeout); is that rank alive?");
+}
+
+std::unique_ptr<Method> make_method(const Config& config, int rank, int devices) {
+  const std::string& name = config.text("experiment.method");
+  if (name == "transfer") return std::make_unique<TransferMethod>(config, rank, devices);
+  throw ConfigError("experiment.method = " + name +
+                    " is not available in this build yet; available: transfer");
+}
+
+net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,
+                              const char* stage) {
+  auto message = handle.wait_for(context.timeout);
+  if (!message) throw timeout_error(context, peer, stage);
+  return std::move(*message);
+}
+
+void wait_or_throw(const net::SendHandle& handle, const RoundContext& context, int peer,
+                   const char* stage) {
+  if (!handle.wait_for(context.timeout)) {
+    throw timeout_error(context, peer, stage);
+  }
+}
+
+}  // namespace cmlbed::train

@@ -1,0 +1,108 @@
+#include "cmlbed/train/round_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <numeric>
+
+#include "cmlbed/trace/busy_time.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+double mean_device_idle_fraction(const trace::RoundRecord& r) {
+  if (r.idle_s.size() < 2 || r.wall_s <= 0) return 0;
+  double sum = 0;
+  for (std::size_t rank = 1; rank < r.idle_s.size(); ++rank) sum += r.idle_s[rank];
+  return sum / static_cast<double>(r.idle_s.size() - 1) / r.wall_s;
+}
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+}  // namespace
+
+trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
+                                     const std::vector<std::vector<trace::Event>>& events,
+                                     const std::optional<Evaluation>& evaluation) {
+  trace::RoundRecord record;
+  record.round = round;
+  record.wall_s = static_cast<double>(end_ns - start_ns) * 1e-9;
+  record.busy_s = trace::busy_seconds_per_rank(events, start_ns, end_ns);
+  for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));
+  for (std::size_t rank = 0; rank < events.size(); ++rank) {
+    for (const trace::Event& e : events[rank]) {
+      if (e.kind != trace::EventKind::send) continue;
+      (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
+    }
+  }
+  record.test_loss = evaluation ? evaluation->loss : std::nan("");
+  record.test_accuracy = evaluation ? evaluation->accuracy : std::nan("");
+  return record;
+}
+
+std::string progress_line(const trace::RoundRecord& r, int rounds, double elapsed_s) {
+  const int done = r.round + 1;
+  const double eta = elapsed_s / done * (rounds - done);
+  std::string line = "round " + std::to_string(done) + "/" + std::to_string(rounds) +
+                     format("  wall %.3f s", r.wall_s) +
+                     format("  server idle %.1f%%", percent(r.idle_s.at(0), r.wall_s)) +
+                     format("  device idle %.1f%%", 100.0 * mean_device_idle_fraction(r)) +
+                     format("  up %.2f MB", static_cast<double>(r.bytes_up) / 1e6) +
+                     format("  down %.2f MB", static_cast<double>(r.bytes_down) / 1e6);
+  if (!std::isnan(r.test_accuracy)) line += format("  acc %.4f", r.test_accuracy);
+  return line + format("  elapsed %.1f s", elapsed_s) + format("  ETA %.1f s", eta);
+}
+
+std::vector<std::pair<std::string, double>> summarize(const std::vector<trace::RoundRecord>& rounds) {
+  double wall = 0, server_idle = 0, device_idle = 0, up = 0, down = 0;
+  double accuracy = std::nan(""), best = std::nan("");
+  for (const auto& r : rounds) {
+    wall += r.wall_s;
+    server_idle += r.idle_s.at(0);
+    device_idle += mean_device_idle_fraction(r) * r.wall_s;
+    up += static_cast<double>(r.bytes_up);
+    down += static_cast<double>(r.bytes_down);
+    if (!std::isnan(r.test_accuracy)) {
+      accuracy = r.test_accuracy;
+      best = std::isnan(best) ? accuracy : std::max(best, accuracy);
+    }
+  }
+  const double n = static_cast<double>(rounds.size());
+  return {{"rounds", n},
+          {"total_wall_s", wall},
+          {"mean_round_s", n > 0 ? wall / n : 0},
+          {"server_idle_s", server_idle},
+          {"server_idle_fraction", wall > 0 ? server_idle / wall : 0},
+          {"mean_device_idle_s", device_idle},
+          {"mean_device_idle_fraction", wall > 0 ? device_idle / wall : 0},
+          {"bytes_up", up},
+          {"bytes_down", down},
+          {"final_test_accuracy", accuracy},
+          {"best_test_accuracy", best}};
+}
+
+void print_summary(const std::string& method, const std::vector<trace::RoundRecord>& rounds,
+                   const std::string& results_path, std::ostream& out) {
+  out << "\nsummary (" << method << ", " << rounds.size() << " rounds)\n";
+  out << std::setw(6) << "round" << std::setw(10) << "wall s" << std::setw(14) << "server idle%"
+      << std::setw(14) << "device idle%" << std::setw(10) << "MB up" << std::setw(10) << "MB down"
+      << std::setw(10) << "accuracy" << "\n";
+  for (const auto& r : rounds) {
+    out << std::setw(6) << r.round + 1 << std::setw(10) << format("%.3f", r.wall_s)
+        << std::setw(14) << format("%.1f", percent(r.idle_s.at(0), r.wall_s)) << std::setw(14)
+        << format("%.1f", 100.0 * mean_device_idle_fraction(r)) << std::setw(10)
+        << format("%.2f", static_cast<double>(r.bytes_up) / 1e6) << std::setw(10)
+        << format("%.2f", static_cast<double>(r.bytes_down) / 1e6) << std::setw(10)
+        << (std::isnan(r.test_accuracy) ? std::string("-") : format("%.4f", r.test_accuracy))
+        << "\n";
+  }
+  out << "results: " << results_path << "\n";
+}
+
+}  // namespace cmlbed::train

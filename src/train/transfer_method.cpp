@@ -1,0 +1,98 @@
+#include "transfer_method.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "cmlbed/train/compute_stage.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+net::MessageHeader transfer_header(net::MessageKind kind, int round, std::size_t bytes) {
+  net::MessageHeader header;
+  header.kind = kind;
+  header.round = round;
+  header.batch = 0;
+  header.dtype = net::DType::uint8;
+  header.dims = 1;
+  header.shape[0] = static_cast<std::int64_t>(bytes);
+  return header;
+}
+
+// Real work for the compute stage (not a sleep), so a transfer competes with computation
+// for the core as it would with training.
+void busy_compute(std::chrono::nanoseconds duration) {
+  const auto end = std::chrono::steady_clock::now() + duration;
+  volatile double sink = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < 256; ++i) sink = sink + i * 1e-3;
+  }
+}
+
+}  // namespace
+
+TransferMethod::TransferMethod(const Config& config, int, int)
+    : bytes_(static_cast<std::size_t>(config.size("transfer.bytes"))),
+      compute_(config.duration_ns("transfer.compute")) {}
+
+void TransferMethod::run_round(const RoundContext& context) {
+  if (context.rank == 0) {
+    serve(context);
+  } else {
+    take_part(context);
+  }
+}
+
+void TransferMethod::serve(const RoundContext& context) {
+  std::vector<net::RecvHandle> uploads;
+  for (int device = 1; device <= context.devices; ++device) {
+    uploads.push_back(context.transport.post_recv(device, net::MessageKind::transfer_up));
+  }
+  // Answer each device as soon as its upload is complete, in arrival order.
+  std::vector<net::SendHandle> replies(static_cast<std::size_t>(context.devices));
+  std::vector<bool> answered(uploads.size(), false);
+  const auto deadline = std::chrono::steady_clock::now() + context.timeout;
+  for (std::size_t left = uploads.size(); left > 0;) {
+    bool progressed = false;
+    for (std::size_t i = 0; i < uploads.size(); ++i) {
+      if (answered[i] || !uploads[i].ready()) continue;
+      const net::Message upload = uploads[i].wait();
+      const int device = static_cast<int>(i) + 1;
+      replies[i] = context.transport.send(
+          device, transfer_header(net::MessageKind::transfer_down, context.round, upload.payload.size()),
+          std::vector<std::byte>(upload.payload.size(), std::byte{0x5a}));
+      answered[i] = true;
+      --left;
+      progressed = true;
+    }
+    if (progressed) continue;
+    if (std::chrono::steady_clock::now() > deadline) {
+      const auto late = std::find(answered.begin(), answered.end(), false) - answered.begin();
+      throw timeout_error(context, static_cast<int>(late) + 1, "transfer upload");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    wait_or_throw(replies[i], context, static_cast<int>(i) + 1, "transfer reply");
+  }
+}
+
+void TransferMethod::take_part(const RoundContext& context) {
+  net::RecvHandle reply = context.transport.post_recv(0, net::MessageKind::transfer_down);
+  if (compute_.count() > 0) {
+    ComputeStage stage(context.timeline, context.slowdown,
+                       trace::compute_event(trace::EventKind::compute, context.round, 0));
+    busy_compute(compute_);
+  }
+  const net::SendHandle upload = context.transport.send(
+      0, transfer_header(net::MessageKind::transfer_up, context.round, bytes_),
+      std::vector<std::byte>(bytes_, std::byte{0xa5}));
+  wait_or_throw(upload, context, 0, "transfer upload");
+  const net::Message message = receive_or_throw(reply, context, 0, "transfer reply");
+  if (message.payload.size() != bytes_) {
+    throw std::runtime_error("transfer: the reply has " + std::to_string(message.payload.size()) +
+                             " bytes, expected " + std::to_string(bytes_));
+  }
+}
+
+}  // namespace cmlbed::train

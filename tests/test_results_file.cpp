@@ -1,0 +1,596 @@
+// Results file: what ResultsFile writes reads back exactly, through its own readers,
+// the HDF5 C API, h5py and h5dump; configuration checks; HDF5 failures as Hdf5Error;
+// and a writer killed mid-run leaves every flushed round readable.
+
+#include "cmlbed/trace/results_file.hpp"
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cmlbed/trace/hdf5_handles.hpp"
+
+namespace cmlbed::trace {
+
+namespace {
+
+namespace fs = std::filesystem;
+using hdf5::AttributeHandle;
+using hdf5::DatasetHandle;
+using hdf5::DataspaceHandle;
+using hdf5::DatatypeHandle;
+using hdf5::FileHandle;
+using hdf5::owned;
+using hdf5::PropertyListHandle;
+
+constexpr int kRanks = 3;
+
+// Events compared field by field; as tuples, so that gtest prints a differing row.
+using EventFields = std::tuple<std::int32_t, std::int32_t, std::int32_t, int, int, std::int32_t,
+                               std::int64_t, std::int64_t, std::int64_t>;
+
+std::vector<EventFields> fields(const std::vector<Event>& events) {
+  std::vector<EventFields> rows;
+  for (const Event& e : events) {
+    rows.emplace_back(e.round, e.batch, e.micro_batch, static_cast<int>(e.lane),
+                      static_cast<int>(e.kind), e.peer, e.bytes, e.t_start_ns, e.t_end_ns);
+  }
+  return rows;
+}
+
+RunInfo sample_run_info(int ranks = kRanks) {
+  RunInfo info;
+  info.config_ini = "[experiment]\nmethod = fl\nseed = 7\n\n[output]\nfile = r.h5\n";
+  info.cmlbed_version = "0.1.0";
+  info.git_revision = "0123456789ab";
+  info.method = "fl";
+  info.started_at = "2024-05-01T12:00:00Z";
+  info.mpi_size = ranks;
+  for (int rank = 0; rank < ranks; ++rank) {
+    info.hosts.push_back("node-" + std::to_string(rank));
+    info.clock_offsets_ns.push_back(rank == 0 ? 0 : -1000 * rank - 7);
+    info.clock_uncertainty_ns.push_back(rank == 0 ? 0 : 250 + rank);
+  }
+  return info;
+}
+
+Event make_event(int round, int batch, Lane lane, EventKind kind, std::int64_t start_ns,
+                 std::int64_t end_ns, int peer = -1, std::int64_t bytes = 0) {
+  Event event;
+  event.round = round;
+  event.batch = batch;
+  event.micro_batch = batch % 2;
+  event.lane = lane;
+  event.kind = kind;
+  event.peer = peer;
+  event.bytes = bytes;
+  event.t_start_ns = start_ns;
+  event.t_end_ns = end_ns;
+  return event;
+}
+
+// A few events of every lane and several kinds, distinct per rank and round.
+std::vector<Event> round_events(int rank, int round, int count = 4) {
+  std::vector<Event> events;
+  const std::int64_t base = 1'000'000'000LL * round + 1000 * rank;
+  for (int i = 0; i < count; ++i) {
+    const std::int64_t start = base + 10 * i;
+    switch (i % 4) {
+      case 0: events.push_back(make_event(round, i, Lane::compute, EventKind::forward, start, start + 5)); break;
+      case 1: events.push_back(make_event(round, i, Lane::compute, EventKind::backward, start, start + 7)); break;
+      case 2: events.push_back(make_event(round, i, Lane::uplink, EventKind::send, start, start + 3, 0, 4096 + rank)); break;
+      default: events.push_back(make_event(round, i, Lane::downlink, EventKind::recv, start, start + 9, 0, 1LL << 40)); break;
+    }
+  }
+  return events;
+}
+
+RoundRecord make_round(int round, int ranks = kRanks) {
+  RoundRecord record;
+  record.round = round;
+  record.wall_s = 1.5 * round;
+  record.bytes_up = 1000 * round;
+  record.bytes_down = (1LL << 33) + round;
+  record.test_loss = round % 2 == 0 ? std::numeric_limits<double>::quiet_NaN() : 0.25 / round;
+  record.test_accuracy = 0.1 * round;
+  for (int rank = 0; rank < ranks; ++rank) {
+    record.busy_s.push_back(0.5 * round + 0.01 * rank);
+    record.idle_s.push_back(record.wall_s - record.busy_s.back());
+  }
+  return record;
+}
+
+void expect_same_round(const RoundRecord& expected, const RoundRecord& actual) {
+  EXPECT_EQ(expected.round, actual.round);
+  EXPECT_EQ(expected.wall_s, actual.wall_s);
+  EXPECT_EQ(expected.bytes_up, actual.bytes_up);
+  EXPECT_EQ(expected.bytes_down, actual.bytes_down);
+  if (std::isnan(expected.test_loss)) {
+    EXPECT_TRUE(std::isnan(actual.test_loss));
+  } else {
+    EXPECT_EQ(expected.test_loss, actual.test_loss);
+  }
+  EXPECT_EQ(expected.test_accuracy, actual.test_accuracy);
+  EXPECT_EQ(expected.busy_s, actual.busy_s);
+  EXPECT_EQ(expected.idle_s, actual.idle_s);
+}
+
+bool is_executable(const char* path) { return ::access(path, X_OK) == 0; }
+
+int run_shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// --- C API readers, independent of ResultsFile's own -------------------------------
+
+FileHandle open_with_c_api(const std::string& path) {
+  hdf5::silence_error_printing();
+  return owned<FileHandle>(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen");
+}
+
+AttributeHandle open_root_attribute(hid_t file, const char* name) {
+  return owned<AttributeHandle>(H5Aopen_by_name(file, "/", name, H5P_DEFAULT, H5P_DEFAULT),
+                                std::string("H5Aopen_by_name ") + name);
+}
+
+std::vector<std::string> read_string_array(hid_t attribute) {
+  const auto space = owned<DataspaceHandle>(H5Aget_space(attribute), "H5Aget_space");
+  const auto count = static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get()));
+  auto type = owned<DatatypeHandle>(H5Tcopy(H5T_C_S1), "H5Tcopy");
+  hdf5::check(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size");
+  std::vector<char*> pointers(count, nullptr);
+  hdf5::check(H5Aread(attribute, type.get(), pointers.data()), "H5Aread strings");
+  std::vector<std::string> values;
+  for (char* pointer : pointers) {
+    values.emplace_back(pointer);
+    H5free_memory(pointer);
+  }
+  return values;
+}
+
+std::vector<std::int64_t> read_int64_array(hid_t attribute) {
+  const auto space = owned<DataspaceHandle>(H5Aget_space(attribute), "H5Aget_space");
+  std::vector<std::int64_t> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  hdf5::check(H5Aread(attribute, H5T_NATIVE_INT64, values.data()), "H5Aread int64");
+  return values;
+}
+
+std::vector<std::string> member_names(hid_t compound) {
+  std::vector<std::string> names;
+  const int count = H5Tget_nmembers(compound);
+  for (int i = 0; i < count; ++i) {
+    char* name = H5Tget_member_name(compound, static_cast<unsigned>(i));
+    names.emplace_back(name);
+    H5free_memory(name);
+  }
+  return names;
+}
+
+DatatypeHandle member_type(hid_t compound, const char* name) {
+  const int index = H5Tget_member_index(compound, name);
+  return owned<DatatypeHandle>(H5Tget_member_type(compound, static_cast<unsigned>(index)),
+                               std::string("H5Tget_member_type ") + name);
+}
+
+std::vector<std::string> enum_names(hid_t enum_type) {
+  std::vector<std::string> names;
+  const int count = H5Tget_nmembers(enum_type);
+  for (int value = 0; value < count; ++value) {
+    const auto stored = static_cast<std::uint8_t>(value);
+    char name[64] = {};
+    hdf5::check(H5Tenum_nameof(enum_type, &stored, name, sizeof name), "H5Tenum_nameof");
+    names.emplace_back(name);
+  }
+  return names;
+}
+
+class ResultsFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "cmlbed_results_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add, ignored);
+    fs::remove_all(dir_, ignored);
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Writes a file of kRanks ranks: events in two appends per rank but rank 1 (none),
+  // and three rounds.
+  std::string write_sample(const std::string& name = "run.h5") {
+    const std::string path = file(name);
+    ResultsFile results(path, false, sample_run_info());
+    for (int round = 1; round <= 2; ++round) {
+      results.append_events(0, round_events(0, round));
+      results.append_events(2, round_events(2, round, 7));
+      results.flush();
+    }
+    for (int round = 1; round <= 3; ++round) results.append_round(make_round(round));
+    results.set_summary({{"final_accuracy", 0.875}, {"total_s", 12.5}});
+    results.close();
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ResultsFileTest, RootAttributesReadBackWithTheCApi) {
+  const std::string path = write_sample();
+  const RunInfo info = sample_run_info();
+  const FileHandle file = open_with_c_api(path);
+
+  for (const auto& [name, expected] :
+       std::vector<std::pair<const char*, std::string>>{{"config", info.config_ini},
+                                                        {"cmlbed_version", info.cmlbed_version},
+                                                        {"git_revision", info.git_revision},
+                                                        {"method", info.method},
+                                                        {"started_at", info.started_at}}) {
+    const AttributeHandle attribute = open_root_attribute(file.get(), name);
+    const auto type = owned<DatatypeHandle>(H5Aget_type(attribute.get()), "H5Aget_type");
+    EXPECT_EQ(H5Tget_class(type.get()), H5T_STRING) << name;
+    EXPECT_GT(H5Tis_variable_str(type.get()), 0) << name;
+    EXPECT_EQ(H5Tget_cset(type.get()), H5T_CSET_UTF8) << name;
+    EXPECT_EQ(hdf5::read_string_attribute(attribute.get(), name), expected);
+    EXPECT_EQ(ResultsFile::read_string_attribute(path, name), expected);
+  }
+
+  const AttributeHandle mpi_size = open_root_attribute(file.get(), "mpi_size");
+  const auto mpi_size_type = owned<DatatypeHandle>(H5Aget_type(mpi_size.get()), "H5Aget_type");
+  EXPECT_EQ(H5Tget_class(mpi_size_type.get()), H5T_INTEGER);
+  EXPECT_EQ(H5Tget_size(mpi_size_type.get()), 4U);
+  std::int32_t ranks = 0;
+  hdf5::check(H5Aread(mpi_size.get(), H5T_NATIVE_INT32, &ranks), "H5Aread mpi_size");
+  EXPECT_EQ(ranks, kRanks);
+
+  EXPECT_EQ(read_string_array(open_root_attribute(file.get(), "hosts").get()), info.hosts);
+  EXPECT_EQ(read_int64_array(open_root_attribute(file.get(), "clock_offsets_ns").get()),
+            info.clock_offsets_ns);
+  EXPECT_EQ(read_int64_array(open_root_attribute(file.get(), "clock_uncertainty_ns").get()),
+            info.clock_uncertainty_ns);
+}
+
+TEST_F(ResultsFileTest, EventsOfSeveralRanksAndAppendsReadBackInOrder) {
+  const std::string path = write_sample();
+  std::vector<Event> rank0 = round_events(0, 1);
+  std::vector<Event> more0 = round_events(0, 2);
+  rank0.insert(rank0.end(), more0.begin(), more0.end());
+  std::vector<Event> rank2 = round_events(2, 1, 7);
+  std::vector<Event> more2 = round_events(2, 2, 7);
+  rank2.insert(rank2.end(), more2.begin(), more2.end());
+
+  EXPECT_EQ(fields(ResultsFile::read_events(path, 0)), fields(rank0));
+  EXPECT_TRUE(ResultsFile::read_events(path, 1).empty());
+  EXPECT_EQ(fields(ResultsFile::read_events(path, 2)), fields(rank2));
+  EXPECT_THROW(ResultsFile::read_events(path, kRanks), Hdf5Error);
+}
+
+TEST_F(ResultsFileTest, EventsTableIsAChunkedExtendibleCompoundWithNamedEnums) {
+  const std::string path = write_sample();
+  const FileHandle file = open_with_c_api(path);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::string name = "/ranks/" + std::to_string(rank) + "/events";
+    const auto dataset =
+        owned<DatasetHandle>(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2");
+    const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
+    ASSERT_EQ(H5Tget_class(type.get()), H5T_COMPOUND);
+    EXPECT_EQ(member_names(type.get()),
+              (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind", "peer",
+                                        "bytes", "t_start_ns", "t_end_ns"}));
+    EXPECT_EQ(H5Tget_size(type.get()), 42U) << "packed rows";
+
+    const DatatypeHandle lane = member_type(type.get(), "lane");
+    const DatatypeHandle kind = member_type(type.get(), "kind");
+    ASSERT_EQ(H5Tget_class(lane.get()), H5T_ENUM);
+    ASSERT_EQ(H5Tget_class(kind.get()), H5T_ENUM);
+    EXPECT_EQ(H5Tget_size(lane.get()), 1U);
+    EXPECT_EQ(enum_names(lane.get()), lane_names());
+    EXPECT_EQ(enum_names(kind.get()), event_kind_names());
+    const auto base = owned<DatatypeHandle>(H5Tget_super(kind.get()), "H5Tget_super");
+    EXPECT_EQ(H5Tget_sign(base.get()), H5T_SGN_NONE);
+    for (const char* int32 : {"round", "batch", "micro_batch", "peer"}) {
+      EXPECT_EQ(H5Tget_size(member_type(type.get(), int32).get()), 4U) << int32;
+    }
+    for (const char* int64 : {"bytes", "t_start_ns", "t_end_ns"}) {
+      EXPECT_EQ(H5Tget_size(member_type(type.get(), int64).get()), 8U) << int64;
+    }
+
+    const auto creation =
+        owned<PropertyListHandle>(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist");
+    EXPECT_EQ(H5Pget_layout(creation.get()), H5D_CHUNKED);
+    hsize_t chunk = 0;
+    EXPECT_EQ(H5Pget_chunk(creation.get(), 1, &chunk), 1);
+    EXPECT_EQ(chunk, 4096U);
+    const auto space = owned<DataspaceHandle>(H5Dget_space(dataset.get()), "H5Dget_space");
+    hsize_t rows = 0;
+    hsize_t max_rows = 0;
+    H5Sget_simple_extent_dims(space.get(), &rows, &max_rows);
+    EXPECT_EQ(max_rows, H5S_UNLIMITED);
+    EXPECT_EQ(rows, rank == 0 ? 8U : rank == 1 ? 0U : 14U);
+  }
+}
+
+TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
+  const std::string path = write_sample();
+  const std::vector<RoundRecord> rounds = ResultsFile::read_rounds(path);
+  ASSERT_EQ(rounds.size(), 3U);
+  for (int round = 1; round <= 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_same_round(make_round(round), rounds[static_cast<std::size_t>(round - 1)]);
+  }
+
+  const FileHandle file = open_with_c_api(path);
+  const auto dataset =
+      owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT), "H5Dopen2 /rounds");
+  const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
+  EXPECT_EQ(member_names(type.get()),
+            (std::vector<std::string>{"round", "wall_s", "bytes_up", "bytes_down", "test_loss",
+                                      "test_accuracy", "busy_s", "idle_s"}));
+  for (const char* name : {"busy_s", "idle_s"}) {
+    const DatatypeHandle member = member_type(type.get(), name);
+    ASSERT_EQ(H5Tget_class(member.get()), H5T_ARRAY) << name;
+    ASSERT_EQ(H5Tget_array_ndims(member.get()), 1) << name;
+    hsize_t length = 0;
+    H5Tget_array_dims2(member.get(), &length);
+    EXPECT_EQ(length, static_cast<hsize_t>(kRanks)) << name;
+    const auto element = owned<DatatypeHandle>(H5Tget_super(member.get()), "H5Tget_super");
+    EXPECT_GT(H5Tequal(element.get(), H5T_NATIVE_DOUBLE), 0) << name;
+  }
+}
+
+TEST_F(ResultsFileTest, SummaryAttributesCanBeOverwritten) {
+  const std::string path = file("summary.h5");
+  {
+    ResultsFile results(path, false, sample_run_info(1));
+    results.set_summary({{"b", 1.0}, {"a", 2.0}});
+    results.set_summary({{"b", 3.0}, {"c", -1.0}});
+  }
+  EXPECT_EQ(ResultsFile::read_summary(path),
+            (std::vector<std::pair<std::string, double>>{{"a", 2.0}, {"b", 3.0}, {"c", -1.0}}));
+}
+
+TEST_F(ResultsFileTest, EmptyRunHasEmptyTablesAndSummary) {
+  const std::string path = file("empty.h5");
+  { ResultsFile results(path, false, sample_run_info(2)); }
+  EXPECT_TRUE(ResultsFile::read_rounds(path).empty());
+  EXPECT_TRUE(ResultsFile::read_events(path, 1).empty());
+  EXPECT_TRUE(ResultsFile::read_summary(path).empty());
+}
+
+TEST_F(ResultsFileTest, RejectsRowsThatDoNotFit) {
+  ResultsFile results(file("bad.h5"), false, sample_run_info());
+  EXPECT_THROW(results.append_events(-1, round_events(0, 1)), std::invalid_argument);
+  EXPECT_THROW(results.append_events(kRanks, round_events(0, 1)), std::invalid_argument);
+  Event unnamed_kind = make_event(1, 0, Lane::compute, EventKind::forward, 0, 1);
+  unnamed_kind.kind = static_cast<EventKind>(200);
+  EXPECT_THROW(results.append_events(0, {unnamed_kind}), std::invalid_argument);
+  Event unnamed_lane = make_event(1, 0, Lane::compute, EventKind::forward, 0, 1);
+  unnamed_lane.lane = static_cast<Lane>(3);
+  EXPECT_THROW(results.append_events(0, {unnamed_lane}), std::invalid_argument);
+  EXPECT_THROW(results.append_round(make_round(1, kRanks + 1)), std::invalid_argument);
+  results.close();
+  EXPECT_TRUE(ResultsFile::read_events(file("bad.h5"), 0).empty()) << "nothing half-written";
+  EXPECT_THROW(results.flush(), std::logic_error);
+}
+
+TEST_F(ResultsFileTest, RejectsRunInfoWithoutOneEntryPerRank) {
+  RunInfo info = sample_run_info();
+  info.hosts.pop_back();
+  EXPECT_THROW(ResultsFile(file("a.h5"), false, info), std::invalid_argument);
+  info = sample_run_info();
+  info.clock_uncertainty_ns.push_back(0);
+  EXPECT_THROW(ResultsFile(file("b.h5"), false, info), std::invalid_argument);
+  info = sample_run_info();
+  info.mpi_size = 0;
+  EXPECT_THROW(ResultsFile(file("c.h5"), false, info), std::invalid_argument);
+  EXPECT_TRUE(fs::is_empty(dir_)) << "validated before creating the file";
+}
+
+TEST_F(ResultsFileTest, CreatesExclusivelyUnlessOverwriting) {
+  const std::string path = write_sample();
+  EXPECT_THROW(ResultsFile(path, false, sample_run_info()), Hdf5Error);
+  EXPECT_EQ(ResultsFile::read_rounds(path).size(), 3U) << "the existing file is untouched";
+  { ResultsFile replaced(path, true, sample_run_info(1)); }
+  EXPECT_TRUE(ResultsFile::read_rounds(path).empty());
+  EXPECT_EQ(ResultsFile::read_events(path, 0).size(), 0U);
+}
+
+TEST_F(ResultsFileTest, MovedFileKeepsWriting) {
+  const std::string path = file("moved.h5");
+  ResultsFile first(path, false, sample_run_info());
+  ResultsFile second = std::move(first);
+  second.append_round(make_round(1));
+  EXPECT_THROW(first.append_round(make_round(2)), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  second.close();
+  EXPECT_EQ(ResultsFile::read_rounds(path).size(), 1U);
+}
+
+TEST_F(ResultsFileTest, Hdf5FailureCarriesTheHdf5ErrorStack) {
+  const std::string path = file("not-hdf5.h5");
+  std::ofstream(path) << "this is plain text, not an HDF5 file\n";
+  ::testing::internal::CaptureStderr();
+  try {
+    ResultsFile::read_rounds(path);
+    ADD_FAILURE() << "expected Hdf5Error";
+  } catch (const Hdf5Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("H5Fopen('" + path + "', read-only) failed"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("unable to open file"), std::string::npos) << message;
+    EXPECT_NE(message.find("file signature not found"), std::string::npos) << message;
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "HDF5 printed its stack itself";
+
+  EXPECT_THROW(ResultsFile::read_string_attribute(write_sample(), "no_such_attribute"),
+               Hdf5Error);
+  try {
+    ResultsFile::read_string_attribute(file("run.h5"), "mpi_size");
+    ADD_FAILURE() << "expected Hdf5Error";
+  } catch (const Hdf5Error& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a single string"), std::string::npos);
+  }
+}
+
+TEST_F(ResultsFileTest, CheckCanCreate) {
+  EXPECT_NO_THROW(ResultsFile::check_can_create(file("new.h5"), false));
+  EXPECT_NO_THROW(ResultsFile::check_can_create(file("new.h5"), true));
+  EXPECT_TRUE(fs::is_empty(dir_)) << "the check creates nothing";
+
+  const auto expect_message = [](const std::string& path, bool overwrite,
+                                 const std::string& expected) {
+    try {
+      ResultsFile::check_can_create(path, overwrite);
+      ADD_FAILURE() << path << ": expected std::invalid_argument";
+    } catch (const std::invalid_argument& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(expected), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+    }
+  };
+  const std::string existing = file("existing.h5");
+  std::ofstream(existing) << "x";
+  expect_message(existing, false,
+                 "output.file '" + existing +
+                     "' exists; set --output.overwrite=true or choose another output.file");
+  EXPECT_NO_THROW(ResultsFile::check_can_create(existing, true));
+  expect_message(file("missing/run.h5"), false, "does not exist");
+  expect_message(existing + "/run.h5", false, "is not a directory");
+  expect_message(dir_.string(), true, "is a directory");
+  expect_message("", false, "output.file is empty");
+
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "running as root: permission checks cannot fail";
+  }
+  const fs::path locked = dir_ / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  expect_message((locked / "run.h5").string(), false, "cannot create files in directory");
+  fs::permissions(existing, fs::perms::owner_read);
+  expect_message(existing, true, "cannot be overwritten");
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
+TEST_F(ResultsFileTest, H5dumpShowsEnumNames) {
+  if (!is_executable("/usr/bin/h5dump")) GTEST_SKIP() << "/usr/bin/h5dump not installed";
+  const std::string path = write_sample();
+  const std::string dump = file("dump.txt");
+  ASSERT_EQ(run_shell("/usr/bin/h5dump -d /ranks/0/events '" + path + "' > '" + dump + "'"), 0);
+  std::ifstream in(dump);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("H5T_ENUM"), std::string::npos);
+  EXPECT_NE(text.find("forward"), std::string::npos);
+  EXPECT_NE(text.find("downlink"), std::string::npos);
+}
+
+TEST_F(ResultsFileTest, OpensWithH5pyAsStructuredArrays) {
+  const char* python = "/usr/bin/python3";
+  if (!is_executable(python) || run_shell(std::string(python) + " -c 'import h5py' 2>/dev/null") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 with h5py not available; h5py check skipped";
+  }
+  const std::string path = write_sample();
+  const std::string script = file("check.py");
+  std::ofstream(script) << R"PY(
+import sys, math, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    a = f.attrs
+    assert isinstance(a["config"], str) and a["config"].startswith("[experiment]"), a["config"]
+    assert a["method"] == "fl" and a["started_at"] == "2024-05-01T12:00:00Z"
+    assert int(a["mpi_size"]) == 3
+    assert list(a["hosts"]) == ["node-0", "node-1", "node-2"], list(a["hosts"])
+    assert list(a["clock_offsets_ns"]) == [0, -1007, -2007], a["clock_offsets_ns"]
+    ev = f["ranks/2/events"][()]
+    assert ev.dtype.names == ("round", "batch", "micro_batch", "lane", "kind", "peer",
+                              "bytes", "t_start_ns", "t_end_ns"), ev.dtype.names
+    assert len(ev) == 14 and len(f["ranks/1/events"]) == 0
+    kinds = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["kind"]).items()}
+    lanes = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["lane"]).items()}
+    assert [kinds[k] for k in ev["kind"][:4]] == ["forward", "backward", "send", "recv"]
+    assert [lanes[l] for l in ev["lane"][:4]] == ["compute", "compute", "uplink", "downlink"]
+    assert ev["bytes"][3] == 1 << 40
+    r = f["rounds"][()]
+    assert list(r["round"]) == [1, 2, 3] and r["busy_s"].shape == (3, 3), r["busy_s"].shape
+    assert math.isnan(r["test_loss"][1]) and r["idle_s"][2][1] == 4.5 - 1.51
+    assert dict(f["summary"].attrs) == {"final_accuracy": 0.875, "total_s": 12.5}
+print("h5py ok")
+)PY";
+  EXPECT_EQ(run_shell(std::string(python) + " '" + script + "' '" + path + "'"), 0);
+}
+
+// The driver appends and flushes once per round. A writer killed (SIGKILL: no
+// destructors, no atexit) after flushing round 3 and while holding a large unflushed
+// round 4 must leave a file in which exactly rounds 1..3 are readable.
+TEST_F(ResultsFileTest, KilledWriterLeavesEveryFlushedRoundReadable) {
+  const std::string path = file("killed.h5");
+  constexpr int kFlushedRounds = 3;
+  // Enough round-4 events to spill HDF5's 1 MiB chunk cache, so that raw data of the
+  // unflushed round does reach the file before the kill.
+  constexpr int kUnflushedEvents = 60000;
+
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0) << "fork failed";
+  if (child == 0) {
+    // Only async-signal-safe exits from here: never return into the test runner.
+    try {
+      ResultsFile results(path, false, sample_run_info());
+      for (int round = 1; round <= kFlushedRounds; ++round) {
+        for (int rank = 0; rank < kRanks; ++rank) {
+          results.append_events(rank, round_events(rank, round, 5 + rank));
+        }
+        results.append_round(make_round(round));
+        results.flush();
+      }
+      for (int rank = 0; rank < kRanks; ++rank) {
+        results.append_events(rank, round_events(rank, kFlushedRounds + 1, kUnflushedEvents));
+      }
+      results.append_round(make_round(kFlushedRounds + 1));
+      results.set_summary({{"never_flushed", 1.0}});
+      std::raise(SIGKILL);
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "the writer did not die by SIGKILL (exit status " << status << ")";
+
+  const std::vector<RoundRecord> rounds = ResultsFile::read_rounds(path);
+  ASSERT_EQ(rounds.size(), static_cast<std::size_t>(kFlushedRounds));
+  for (int round = 1; round <= kFlushedRounds; ++round) {
+    expect_same_round(make_round(round), rounds[static_cast<std::size_t>(round - 1)]);
+  }
+  for (int rank = 0; rank < kRanks; ++rank) {
+    std::vector<Event> expected;
+    for (int round = 1; round <= kFlushedRounds; ++round) {
+      const std::vector<Event> events = round_events(rank, round, 5 + rank);
+      expected.insert(expected.end(), events.begin(), events.end());
+    }
+    EXPECT_EQ(fields(ResultsFile::read_events(path, rank)), fields(expected)) << "rank " << rank;
+  }
+  EXPECT_EQ(ResultsFile::read_string_attribute(path, "method"), "fl");
+  EXPECT_TRUE(ResultsFile::read_summary(path).empty());
+
+  if (is_executable("/usr/bin/h5dump")) {
+    EXPECT_EQ(run_shell("/usr/bin/h5dump '" + path + "' > /dev/null"), 0);
+  }
+}
+
+}  // namespace
+}  // namespace cmlbed::trace
