@@ -54,6 +54,15 @@ expect 2 "data.dir = /nonexistent" "${mpi[@]}" 2 "$cmlbed" run --dry-run --data.
 expect 2 "cannot read config file" "${mpi[@]}" 2 "$cmlbed" run --dry-run --config "$work/missing.ini"
 expect 2 "unexpected argument 'extra'" "${mpi[@]}" 2 "$cmlbed" run --dry-run extra
 
+# Links, rate traces and the output file (runtime options).
+printf 't_seconds,rate\n0,10mbit\n30,2mbit\n20,5mbit\n' >"$work/backwards.csv"
+expect 2 "backwards.csv' line 4" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.uplink_trace="$work/backwards.csv"
+expect 2 "nowhere.csv" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --device.1.downlink_trace="$work/nowhere.csv"
+expect 2 "jitter" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.delay=5ms --network.jitter=10ms
+expect 2 "output.file" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file=/nonexistent/dir/t.h5
+expect 2 "not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=pipar --output.file="$work/p.h5"
+[[ ! -e "$work/p.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a refused run left a file"; }
+
 # Under mpirun with several ranks: still one message, from rank 0, status 2.
 expect 2 "model.split = 9 is beyond" "${mpi[@]}" 4 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
 printf '[experiment]\nrounds = 0\n' >"$work/bad.ini"

@@ -147,12 +147,21 @@ TEST(TokenBucket, FollowsTraceRateChangeMidStream) {
   const RateTrace trace({{0, 8000}, {2, 16000}});
   const std::int64_t start = 10 * kSecond;
   TokenBucket bucket(std::nullopt, trace, 1000, start);
-  EXPECT_EQ(bucket.reserve(1000, start), start);               // the full bucket
+  EXPECT_EQ(bucket.reserve(1000, start), start);                // the full bucket
   EXPECT_EQ(bucket.reserve(1000, start), start + 1 * kSecond);  // 1000 B at 1000 B/s
   EXPECT_EQ(bucket.reserve(500, start), start + 1500 * kMs);    // 500 B at 1000 B/s
   // 500 B by the boundary at 2 s, the other 500 B at 2000 B/s take 0.25 s.
   EXPECT_EQ(bucket.reserve(1000, start), start + 2250 * kMs);
   EXPECT_EQ(bucket.reserve(1000, start), start + 2750 * kMs);
+}
+
+TEST(TokenBucket, DepartureExactlyOnATraceBoundary) {
+  const RateTrace trace({{0, 8000}, {2, 16000}});
+  TokenBucket bucket(std::nullopt, trace, 1000, 0);
+  EXPECT_EQ(bucket.reserve(1000, 0), 0);
+  EXPECT_EQ(bucket.reserve(1000, 0), 1 * kSecond);
+  EXPECT_EQ(bucket.reserve(1000, 0), 2 * kSecond);  // lands on the change
+  EXPECT_EQ(bucket.reserve(1000, 0), 2500 * kMs);   // then 2000 B/s
 }
 
 TEST(TokenBucket, TraceStartsWithBaseRateBeforeItsFirstPoint) {
@@ -305,7 +314,8 @@ TEST(Link, BytesPerSecondIsEightTimesFasterThanBits) {
 
 TEST(Link, RejectsInvalidSpecs) {
   const auto message = [](LinkSpec spec) {
-    const std::string validated = invalid_argument_message([&] { cmlbed::net::validate_link_spec(spec); });
+    const std::string validated =
+        invalid_argument_message([&] { cmlbed::net::validate_link_spec(spec); });
     EXPECT_EQ(validated, invalid_argument_message([&] { Link link(spec, 0); }));
     return validated;
   };
@@ -373,7 +383,8 @@ TEST_F(RateTraceFile, RejectsBadFilesNamingFileAndLine) {
       {"bad_number", "0,10mbit\nabc,2mbit\n", "line 2: time 'abc' is not a number of seconds"},
       {"bad_unit", "0,10mbits\n", "line 1: '10mbits' is not a valid rate"},
       {"zero_rate", "0,0mbit\n", "line 1: '0mbit' is not a valid rate (must be positive"},
-      {"backwards", "# c\n0,1mbit\n30,2mbit\n20,3mbit\n", "line 4: time 20 s after 30 s goes backwards"},
+      {"backwards", "# c\n0,1mbit\n30,2mbit\n20,3mbit\n",
+       "line 4: time 20 s after 30 s goes backwards"},
       {"repeated", "0,1mbit\n0,2mbit\n", "line 2: time 0 s after 0 s repeats a time"},
       {"negative", "-1,1mbit\n", "line 1: time -1 s is negative"},
       {"fields", "0,1mbit,3\n", "line 1: expected 't_seconds,rate'"},
@@ -385,13 +396,15 @@ TEST_F(RateTraceFile, RejectsBadFilesNamingFileAndLine) {
   for (const Case& c : cases) {
     const std::string path = write(c.name, c.content);
     const std::string message = invalid_argument_message([&] { parse_rate_trace_file(path); });
-    EXPECT_NE(message.find("rate trace '" + path + "'"), std::string::npos) << c.name << ": " << message;
+    EXPECT_NE(message.find("rate trace '" + path + "'"), std::string::npos)
+        << c.name << ": " << message;
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.name << ": " << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << c.name;
   }
   const std::string missing = ::testing::TempDir() + "cmlbed_no_such_trace.csv";
-  EXPECT_NE(invalid_argument_message([&] { parse_rate_trace_file(missing); })
-                .find("rate trace '" + missing + "': cannot open (No such file or directory)"),
+  EXPECT_NE(invalid_argument_message([&] {
+              parse_rate_trace_file(missing);
+            }).find("rate trace '" + missing + "': cannot open (No such file or directory)"),
             std::string::npos);
 }
 

@@ -2,8 +2,6 @@
 // the HDF5 C API, h5py and h5dump; configuration checks; HDF5 failures as Hdf5Error;
 // and a writer killed mid-run leaves every flushed round readable.
 
-#include "cmlbed/trace/results_file.hpp"
-
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/stat.h>
@@ -23,6 +21,7 @@
 #include <vector>
 
 #include "cmlbed/trace/hdf5_handles.hpp"
+#include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed::trace {
 
@@ -90,10 +89,21 @@ std::vector<Event> round_events(int rank, int round, int count = 4) {
   for (int i = 0; i < count; ++i) {
     const std::int64_t start = base + 10 * i;
     switch (i % 4) {
-      case 0: events.push_back(make_event(round, i, Lane::compute, EventKind::forward, start, start + 5)); break;
-      case 1: events.push_back(make_event(round, i, Lane::compute, EventKind::backward, start, start + 7)); break;
-      case 2: events.push_back(make_event(round, i, Lane::uplink, EventKind::send, start, start + 3, 0, 4096 + rank)); break;
-      default: events.push_back(make_event(round, i, Lane::downlink, EventKind::recv, start, start + 9, 0, 1LL << 40)); break;
+      case 0:
+        events.push_back(make_event(round, i, Lane::compute, EventKind::forward, start, start + 5));
+        break;
+      case 1:
+        events.push_back(
+            make_event(round, i, Lane::compute, EventKind::backward, start, start + 7));
+        break;
+      case 2:
+        events.push_back(
+            make_event(round, i, Lane::uplink, EventKind::send, start, start + 3, 0, 4096 + rank));
+        break;
+      default:
+        events.push_back(
+            make_event(round, i, Lane::downlink, EventKind::recv, start, start + 9, 0, 1LL << 40));
+        break;
     }
   }
   return events;
@@ -165,7 +175,8 @@ std::vector<std::string> read_string_array(hid_t attribute) {
 
 std::vector<std::int64_t> read_int64_array(hid_t attribute) {
   const auto space = owned<DataspaceHandle>(H5Aget_space(attribute), "H5Aget_space");
-  std::vector<std::int64_t> values(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  std::vector<std::int64_t> values(
+      static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
   hdf5::check(H5Aread(attribute, H5T_NATIVE_INT64, values.data()), "H5Aread int64");
   return values;
 }
@@ -197,6 +208,18 @@ std::vector<std::string> enum_names(hid_t enum_type) {
     names.emplace_back(name);
   }
   return names;
+}
+
+// check_can_create refuses `path` with a one-line message containing `expected`.
+void expect_refusal(const std::string& path, bool overwrite, const std::string& expected) {
+  try {
+    ResultsFile::check_can_create(path, overwrite);
+    ADD_FAILURE() << path << ": expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
 }
 
 class ResultsFileTest : public ::testing::Test {
@@ -417,7 +440,8 @@ TEST_F(ResultsFileTest, MovedFileKeepsWriting) {
   ResultsFile first(path, false, sample_run_info());
   ResultsFile second = std::move(first);
   second.append_round(make_round(1));
-  EXPECT_THROW(first.append_round(make_round(2)), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW(first.append_round(make_round(2)),
+               std::logic_error);  // NOLINT(bugprone-use-after-move)
   second.close();
   EXPECT_EQ(ResultsFile::read_rounds(path).size(), 1U);
 }
@@ -438,8 +462,7 @@ TEST_F(ResultsFileTest, Hdf5FailureCarriesTheHdf5ErrorStack) {
   }
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "HDF5 printed its stack itself";
 
-  EXPECT_THROW(ResultsFile::read_string_attribute(write_sample(), "no_such_attribute"),
-               Hdf5Error);
+  EXPECT_THROW(ResultsFile::read_string_attribute(write_sample(), "no_such_attribute"), Hdf5Error);
   try {
     ResultsFile::read_string_attribute(file("run.h5"), "mpi_size");
     ADD_FAILURE() << "expected Hdf5Error";
@@ -453,37 +476,28 @@ TEST_F(ResultsFileTest, CheckCanCreate) {
   EXPECT_NO_THROW(ResultsFile::check_can_create(file("new.h5"), true));
   EXPECT_TRUE(fs::is_empty(dir_)) << "the check creates nothing";
 
-  const auto expect_message = [](const std::string& path, bool overwrite,
-                                 const std::string& expected) {
-    try {
-      ResultsFile::check_can_create(path, overwrite);
-      ADD_FAILURE() << path << ": expected std::invalid_argument";
-    } catch (const std::invalid_argument& error) {
-      const std::string message = error.what();
-      EXPECT_NE(message.find(expected), std::string::npos) << message;
-      EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
-    }
-  };
   const std::string existing = file("existing.h5");
   std::ofstream(existing) << "x";
-  expect_message(existing, false,
+  expect_refusal(existing, false,
                  "output.file '" + existing +
                      "' exists; set --output.overwrite=true or choose another output.file");
   EXPECT_NO_THROW(ResultsFile::check_can_create(existing, true));
-  expect_message(file("missing/run.h5"), false, "does not exist");
-  expect_message(existing + "/run.h5", false, "is not a directory");
-  expect_message(dir_.string(), true, "is a directory");
-  expect_message("", false, "output.file is empty");
+  expect_refusal(file("missing/run.h5"), false, "does not exist");
+  expect_refusal(existing + "/run.h5", false, "is not a directory");
+  expect_refusal(dir_.string(), true, "is a directory");
+  expect_refusal("", false, "output.file is empty");
+}
 
-  if (::geteuid() == 0) {
-    GTEST_SKIP() << "running as root: permission checks cannot fail";
-  }
+TEST_F(ResultsFileTest, CheckCanCreateNeedsWritePermission) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permission checks cannot fail";
+  const std::string existing = file("existing.h5");
+  std::ofstream(existing) << "x";
   const fs::path locked = dir_ / "locked";
   fs::create_directory(locked);
   fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
-  expect_message((locked / "run.h5").string(), false, "cannot create files in directory");
+  expect_refusal((locked / "run.h5").string(), false, "cannot create files in directory");
   fs::permissions(existing, fs::perms::owner_read);
-  expect_message(existing, true, "cannot be overwritten");
+  expect_refusal(existing, true, "cannot be overwritten");
   fs::permissions(locked, fs::perms::owner_all);
 }
 
@@ -501,7 +515,8 @@ TEST_F(ResultsFileTest, H5dumpShowsEnumNames) {
 
 TEST_F(ResultsFileTest, OpensWithH5pyAsStructuredArrays) {
   const char* python = "/usr/bin/python3";
-  if (!is_executable(python) || run_shell(std::string(python) + " -c 'import h5py' 2>/dev/null") != 0) {
+  if (!is_executable(python) ||
+      run_shell(std::string(python) + " -c 'import h5py' 2>/dev/null") != 0) {
     GTEST_SKIP() << "/usr/bin/python3 with h5py not available; h5py check skipped";
   }
   const std::string path = write_sample();

@@ -116,7 +116,7 @@ void validate_output(const Config& config) {
   try {
     trace::ResultsFile::check_can_create(config.text("output.file"), config.flag("output.overwrite"));
   } catch (const std::invalid_argument& e) {
-    throw ConfigError("output.file = " + config.text("output.file") + ": " + e.what());
+    throw ConfigError(e.what());  // names output.file, the path and the way out
   }
 }
 

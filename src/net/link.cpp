@@ -23,7 +23,7 @@ void validate_link_spec(const LinkSpec& spec) {
   if (spec.trace) {
     for (std::size_t i = 0; i < spec.trace->points().size(); ++i) {
       TokenBucket::check_rate(spec.trace->points()[i].bits_per_second,
-                 "rate trace point " + std::to_string(i + 1) + ": rate");
+                              "rate trace point " + std::to_string(i + 1) + ": rate");
     }
   }
 }

@@ -42,8 +42,8 @@ std::string point_problem(const RatePoint* previous, const RatePoint& point) {
     return "rate must be positive";
   }
   if (previous != nullptr) {
-    const std::string times =
-        "time " + number_text(point.t_seconds) + " s after " + number_text(previous->t_seconds) + " s";
+    const std::string times = "time " + number_text(point.t_seconds) + " s after " +
+                              number_text(previous->t_seconds) + " s";
     if (point.t_seconds == previous->t_seconds) return times + " repeats a time";
     if (point.t_seconds < previous->t_seconds) return times + " goes backwards";
     // The shaper works in whole nanoseconds; two points in one nanosecond would collapse.
@@ -141,7 +141,8 @@ RateTrace parse_rate_trace_file(const std::string& path) {
   }
   if (in.bad()) throw std::invalid_argument(where + ": read error");
   if (points.empty()) {
-    throw std::invalid_argument(where + ": no points (expected lines 't_seconds,rate', e.g. '0,10mbit')");
+    throw std::invalid_argument(where +
+                                ": no points (expected lines 't_seconds,rate', e.g. '0,10mbit')");
   }
   return RateTrace(std::move(points));
 }

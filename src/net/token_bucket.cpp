@@ -43,24 +43,26 @@ TokenBucket::TokenBucket(double rate_bits_per_second, std::uint64_t burst_bytes,
 
 TokenBucket::TokenBucket(std::optional<double> base_rate_bits_per_second, const RateTrace& trace,
                          std::uint64_t burst_bytes, std::int64_t start_ns)
-    : TokenBucket(
-          [&] {
-            std::vector<Step> steps{{start_ns, base_rate_bits_per_second
-                                                   ? to_millibits_per_second(*base_rate_bits_per_second)
-                                                   : 0}};
-            for (std::size_t i = 0; i < trace.points().size(); ++i) {
-              const Step step{start_ns + trace.offsets_ns()[i],
-                              to_millibits_per_second(trace.points()[i].bits_per_second)};
-              // A point at time 0 replaces the base rate rather than following it.
-              if (step.begin_ns == steps.back().begin_ns) {
-                steps.back() = step;
-              } else {
-                steps.push_back(step);
-              }
-            }
-            return steps;
-          }(),
-          burst_bytes) {}
+    : TokenBucket(steps_of_trace(base_rate_bits_per_second, trace, start_ns), burst_bytes) {}
+
+std::vector<TokenBucket::Step> TokenBucket::steps_of_trace(
+    std::optional<double> base_rate_bits_per_second, const RateTrace& trace,
+    std::int64_t start_ns) {
+  const std::int64_t base =
+      base_rate_bits_per_second ? to_millibits_per_second(*base_rate_bits_per_second) : 0;
+  std::vector<Step> steps{{start_ns, base}};
+  for (std::size_t i = 0; i < trace.points().size(); ++i) {
+    const Step step{start_ns + trace.offsets_ns()[i],
+                    to_millibits_per_second(trace.points()[i].bits_per_second)};
+    // A point at time 0 replaces the base rate rather than following it.
+    if (step.begin_ns == steps.back().begin_ns) {
+      steps.back() = step;
+    } else {
+      steps.push_back(step);
+    }
+  }
+  return steps;
+}
 
 TokenBucket::TokenBucket(std::vector<Step> steps, std::uint64_t burst_bytes)
     : steps_(std::move(steps)),
@@ -83,6 +85,7 @@ void TokenBucket::add_tokens_for(std::int64_t duration_ns) {
     tokens_ = capacity_;
     return;
   }
+  if (tokens_ >= capacity_) return;
   // Compare durations rather than multiply first, so a long idle time cannot overflow.
   if (duration_ns >= ceil_div(capacity_ - tokens_, rate)) {
     tokens_ = capacity_;
@@ -91,15 +94,21 @@ void TokenBucket::add_tokens_for(std::int64_t duration_ns) {
   }
 }
 
+// Moves step_index_ to the step holding clock_ns_ (a departure may land exactly on the
+// next step's begin).
+void TokenBucket::enter_steps_begun() {
+  while (step_index_ + 1 < steps_.size() && steps_[step_index_ + 1].begin_ns <= clock_ns_) {
+    ++step_index_;
+    // Entering an unshaped step fills the bucket at once.
+    if (steps_[step_index_].millibits_per_second == 0) tokens_ = capacity_;
+  }
+}
+
 void TokenBucket::advance_to(std::int64_t time_ns) {
-  while (clock_ns_ < time_ns) {
+  for (enter_steps_begun(); clock_ns_ < time_ns; enter_steps_begun()) {
     const std::int64_t until = std::min(time_ns, step_end_ns());
     add_tokens_for(until - clock_ns_);
     clock_ns_ = until;
-    if (clock_ns_ == step_end_ns()) {
-      ++step_index_;
-      add_tokens_for(0);  // entering an unshaped step fills the bucket at once
-    }
   }
 }
 
@@ -119,6 +128,7 @@ std::int64_t TokenBucket::wait_for(Picobits needed) {
     if (wait_ns <= Int128{end_ns} - clock_ns_) {
       clock_ns_ += static_cast<std::int64_t>(wait_ns);
       tokens_ += wait_ns * rate;
+      enter_steps_begun();
     } else if (end_ns == kNever) {
       throw std::overflow_error("token bucket departure beyond the int64 nanosecond clock");
     } else {
@@ -130,10 +140,9 @@ std::int64_t TokenBucket::wait_for(Picobits needed) {
 
 std::int64_t TokenBucket::reserve(std::uint64_t bytes, std::int64_t now_ns) {
   if (bytes > burst_bytes_) {
-    throw std::invalid_argument("chunk of " + std::to_string(bytes) +
-                                " bytes exceeds the token bucket burst of " +
-                                std::to_string(burst_bytes_) +
-                                " bytes; cut messages into chunks of at most the burst");
+    throw std::invalid_argument(
+        "chunk of " + std::to_string(bytes) + " bytes exceeds the token bucket burst of " +
+        std::to_string(burst_bytes_) + " bytes; cut messages into chunks of at most the burst");
   }
   advance_to(std::max(now_ns, clock_ns_));  // FIFO: never before the previous departure
   const Picobits needed = Int128{bytes} * kPicobitsPerByte;

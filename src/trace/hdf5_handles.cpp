@@ -18,10 +18,9 @@ struct ErrorFrame {
 };
 
 herr_t collect_frame(unsigned /*depth*/, const H5E_error2_t* error, void* frames) {
-  static_cast<std::vector<ErrorFrame>*>(frames)->push_back(
-      ErrorFrame{error->maj_num, error->min_num, error->line,
-                 error->func_name ? error->func_name : "", error->file_name ? error->file_name : "",
-                 error->desc ? error->desc : ""});
+  static_cast<std::vector<ErrorFrame>*>(frames)->push_back(ErrorFrame{
+      error->maj_num, error->min_num, error->line, error->func_name ? error->func_name : "",
+      error->file_name ? error->file_name : "", error->desc ? error->desc : ""});
   return 0;
 }
 

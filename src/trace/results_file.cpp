@@ -63,8 +63,8 @@ void insert_member(hid_t compound, const char* name, std::size_t offset, hid_t t
 DatatypeHandle make_event_memory_type() {
   const DatatypeHandle lane = make_enum_type("lane", lane_names());
   const DatatypeHandle kind = make_enum_type("kind", event_kind_names());
-  auto type = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Event)),
-                                    "H5Tcreate(event compound)");
+  auto type =
+      owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Event)), "H5Tcreate(event compound)");
   const hid_t row = type.get();
   insert_member(row, "round", offsetof(Event, round), H5T_NATIVE_INT32);
   insert_member(row, "batch", offsetof(Event, batch), H5T_NATIVE_INT32);
@@ -101,8 +101,8 @@ struct RoundLayout {
 
   std::size_t ranks;
   std::size_t size = 0;
-  std::size_t round = 0, wall_s = 0, bytes_up = 0, bytes_down = 0, test_loss = 0,
-              test_accuracy = 0, busy_s = 0, idle_s = 0;
+  std::size_t round = 0, wall_s = 0, bytes_up = 0, bytes_down = 0, test_loss = 0, test_accuracy = 0,
+              busy_s = 0, idle_s = 0;
 
  private:
   std::size_t take(std::size_t bytes) {
@@ -116,8 +116,8 @@ DatatypeHandle make_round_type(const RoundLayout& layout) {
   const hsize_t ranks = layout.ranks;
   const auto per_rank = owned<DatatypeHandle>(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &ranks),
                                               "H5Tarray_create2(float64 per rank)");
-  auto type = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, layout.size),
-                                    "H5Tcreate(round compound)");
+  auto type =
+      owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, layout.size), "H5Tcreate(round compound)");
   const hid_t row = type.get();
   insert_member(row, "round", layout.round, H5T_NATIVE_INT32);
   insert_member(row, "wall_s", layout.wall_s, H5T_NATIVE_DOUBLE);
@@ -186,8 +186,8 @@ DataspaceHandle vector_space(hsize_t length) {
 
 // Creates (or replaces) attribute `name` of `owner` and writes `data`, whose memory
 // layout is `type`; the file stores the same type.
-void write_attribute(hid_t owner, const std::string& name, hid_t type,
-                     const DataspaceHandle& space, const void* data, const std::string& where) {
+void write_attribute(hid_t owner, const std::string& name, hid_t type, const DataspaceHandle& space,
+                     const void* data, const std::string& where) {
   const std::string what = "attribute " + quoted(name) + " of " + where;
   if (check_bool(H5Aexists(owner, name.c_str()), "H5Aexists(" + what + ")")) {
     check(H5Adelete(owner, name.c_str()), "H5Adelete(" + what + ")");
@@ -245,9 +245,13 @@ void validate_event(const Event& event) {
 // Without evictions the metadata cache writes nothing between flushes. Otherwise it
 // may write some of the metadata of an unflushed append (say, a dataset's new extent
 // but not the index of its new chunk) when it needs room, and a process killed then
-// leaves a file whose last table is inconsistent. The results file's metadata is a
-// few object headers and chunk indexes, so keeping all of it in memory is cheap.
+// leaves a file whose last table is inconsistent (seen with a 16 KiB cache: a killed
+// writer's file showed the unflushed round's events). The results file's metadata is
+// a few object headers and chunk indexes, so keeping all of it in memory is cheap.
 // Adaptive resizing must be off for evictions to be disabled.
+// The latest file format (H5Pset_libver_bounds, needed for SWMR) is not used: its
+// superblock records "open for writing", and after a kill HDF5 1.10 refuses to open
+// the file until `h5clear -s` is run on it.
 PropertyListHandle make_file_access(const std::string& path) {
   auto access = owned<PropertyListHandle>(H5Pcreate(H5P_FILE_ACCESS),
                                           "H5Pcreate(file access for " + quoted(path) + ")");
@@ -269,26 +273,26 @@ DatasetHandle create_table(hid_t parent, const std::string& name, hid_t row_type
   const hsize_t maximum = H5S_UNLIMITED;
   auto space = owned<DataspaceHandle>(H5Screate_simple(1, &initial, &maximum),
                                       "H5Screate_simple(unlimited)");
-  auto creation = owned<PropertyListHandle>(H5Pcreate(H5P_DATASET_CREATE),
-                                            "H5Pcreate(dataset creation)");
+  auto creation =
+      owned<PropertyListHandle>(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset creation)");
   check(H5Pset_chunk(creation.get(), 1, &chunk_rows), "H5Pset_chunk");
-  return owned<DatasetHandle>(H5Dcreate2(parent, name.c_str(), row_type, space.get(),
-                                         H5P_DEFAULT, creation.get(), H5P_DEFAULT),
+  return owned<DatasetHandle>(H5Dcreate2(parent, name.c_str(), row_type, space.get(), H5P_DEFAULT,
+                                         creation.get(), H5P_DEFAULT),
                               "H5Dcreate2(" + quoted(name) + " in " + where + ")");
 }
 
 // Grows the table by `count` rows and writes them. On a failed write the extent is
 // put back, so that the table never shows rows that were not written.
-void append_rows(hid_t dataset, hsize_t& rows, hsize_t count, hid_t memory_type,
-                 const void* data, const std::string& what) {
+void append_rows(hid_t dataset, hsize_t& rows, hsize_t count, hid_t memory_type, const void* data,
+                 const std::string& what) {
   const hsize_t old_rows = rows;
   const hsize_t new_rows = old_rows + count;
   check(H5Dset_extent(dataset, &new_rows), "H5Dset_extent(" + what + ")");
   try {
     auto file_space = owned<DataspaceHandle>(H5Dget_space(dataset), "H5Dget_space(" + what + ")");
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &old_rows, nullptr, &count,
-                              nullptr),
-          "H5Sselect_hyperslab(" + what + ")");
+    check(
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &old_rows, nullptr, &count, nullptr),
+        "H5Sselect_hyperslab(" + what + ")");
     const DataspaceHandle memory_space = vector_space(count);
     check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
           "H5Dwrite(" + what + ")");
@@ -310,7 +314,7 @@ hsize_t row_count(hid_t dataset, const std::string& what) {
   const int rank = H5Sget_simple_extent_ndims(space.get());
   if (rank != 1) {
     throw Hdf5Error(what + ": expected a one-dimensional table, found rank " +
-                          std::to_string(rank));
+                    std::to_string(rank));
   }
   hsize_t rows = 0;
   check(H5Sget_simple_extent_dims(space.get(), &rows, nullptr),
@@ -323,8 +327,9 @@ int rounds_rank_count(hid_t dataset, const std::string& what) {
   auto file_type = owned<DatatypeHandle>(H5Dget_type(dataset), "H5Dget_type(" + what + ")");
   const int index = H5Tget_member_index(file_type.get(), "busy_s");
   if (index < 0) throw Hdf5Error(what + ": the rows have no busy_s member");
-  auto member = owned<DatatypeHandle>(H5Tget_member_type(file_type.get(), static_cast<unsigned>(index)),
-                                      "H5Tget_member_type(" + what + ", busy_s)");
+  auto member =
+      owned<DatatypeHandle>(H5Tget_member_type(file_type.get(), static_cast<unsigned>(index)),
+                            "H5Tget_member_type(" + what + ", busy_s)");
   if (H5Tget_class(member.get()) != H5T_ARRAY || H5Tget_array_ndims(member.get()) != 1) {
     throw Hdf5Error(what + ": busy_s is not a one-dimensional array");
   }
@@ -378,8 +383,8 @@ void ResultsFile::check_can_create(const std::string& path, bool overwrite) {
           name + " exists; set --output.overwrite=true or choose another output.file");
     }
     if (::access(path.c_str(), W_OK) != 0) {
-      throw std::invalid_argument(name + " exists and cannot be overwritten: " +
-                                  std::strerror(errno));
+      throw std::invalid_argument(name +
+                                  " exists and cannot be overwritten: " + std::strerror(errno));
     }
     return;
   }
@@ -410,8 +415,7 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
 
   const PropertyListHandle access = make_file_access(path);
   impl->file = owned<FileHandle>(
-      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
-                access.get()),
+      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get()),
       "H5Fcreate(" + where + (overwrite ? ", truncate)" : ", exclusive)"));
   const hid_t file = impl->file.get();
 
@@ -431,9 +435,9 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
 
   impl->event_memory_type = make_event_memory_type();
   const DatatypeHandle event_file_type = make_event_file_type();
-  const auto ranks_group = owned<GroupHandle>(
-      H5Gcreate2(file, "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      "H5Gcreate2('/ranks' in " + where + ")");
+  const auto ranks_group =
+      owned<GroupHandle>(H5Gcreate2(file, "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Gcreate2('/ranks' in " + where + ")");
   for (int rank = 0; rank < info.mpi_size; ++rank) {
     const std::string group_name = rank_group_name(rank);
     const auto group = owned<GroupHandle>(
@@ -445,8 +449,7 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   }
 
   impl->round_type = make_round_type(impl->round_layout);
-  const hsize_t round_chunk_rows =
-      std::max<hsize_t>(1, kRoundChunkBytes / impl->round_layout.size);
+  const hsize_t round_chunk_rows = std::max<hsize_t>(1, kRoundChunkBytes / impl->round_layout.size);
   impl->rounds = create_table(file, "rounds", impl->round_type.get(), round_chunk_rows, where);
   impl->summary =
       owned<GroupHandle>(H5Gcreate2(file, "/summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -488,8 +491,8 @@ void ResultsFile::append_round(const RoundRecord& record) {
     throw std::invalid_argument("results file: round " + std::to_string(record.round) + " has " +
                                 std::to_string(record.busy_s.size()) + " busy_s and " +
                                 std::to_string(record.idle_s.size()) +
-                                " idle_s entries, expected one per rank (" +
-                                std::to_string(ranks) + ")");
+                                " idle_s entries, expected one per rank (" + std::to_string(ranks) +
+                                ")");
   }
   hdf5::silence_error_printing();
   const std::vector<unsigned char> row = pack_round(impl.round_layout, record);
@@ -540,8 +543,8 @@ std::vector<Event> ResultsFile::read_events(const std::string& path, int rank) {
 std::vector<RoundRecord> ResultsFile::read_rounds(const std::string& path) {
   const FileHandle file = open_read_only(path);
   const std::string what = "'/rounds' in " + quoted(path);
-  const auto dataset = owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT),
-                                            "H5Dopen2(" + what + ")");
+  const auto dataset =
+      owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT), "H5Dopen2(" + what + ")");
   const hsize_t rows = row_count(dataset.get(), what);
   const RoundLayout layout(rounds_rank_count(dataset.get(), what));
   const DatatypeHandle memory_type = make_round_type(layout);
@@ -568,8 +571,8 @@ std::string ResultsFile::read_string_attribute(const std::string& path, const st
 std::vector<std::pair<std::string, double>> ResultsFile::read_summary(const std::string& path) {
   const FileHandle file = open_read_only(path);
   const std::string where = "'/summary' in " + quoted(path);
-  const auto summary = owned<GroupHandle>(H5Gopen2(file.get(), "/summary", H5P_DEFAULT),
-                                          "H5Gopen2(" + where + ")");
+  const auto summary =
+      owned<GroupHandle>(H5Gopen2(file.get(), "/summary", H5P_DEFAULT), "H5Gopen2(" + where + ")");
   std::vector<std::string> names;
   hsize_t position = 0;
   check(H5Aiterate2(summary.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name,
@@ -578,8 +581,8 @@ std::vector<std::pair<std::string, double>> ResultsFile::read_summary(const std:
   std::vector<std::pair<std::string, double>> values;
   for (const std::string& name : names) {
     const std::string what = "attribute " + quoted(name) + " of " + where;
-    const auto attribute = owned<AttributeHandle>(
-        H5Aopen(summary.get(), name.c_str(), H5P_DEFAULT), "H5Aopen(" + what + ")");
+    const auto attribute = owned<AttributeHandle>(H5Aopen(summary.get(), name.c_str(), H5P_DEFAULT),
+                                                  "H5Aopen(" + what + ")");
     double value = 0;
     check(H5Aread(attribute.get(), H5T_NATIVE_DOUBLE, &value), "H5Aread(" + what + ")");
     values.emplace_back(name, value);

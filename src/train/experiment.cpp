@@ -92,12 +92,15 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
     const auto evaluation = is_server ? method->evaluate(context) : std::nullopt;
+    // The round spans from the first rank leaving the barrier to the last one done.
+    const auto starts = net::gather_int64(start, control.get());
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     const auto events = net::gather_events(timeline.drain(), control.get());
     if (!is_server) continue;
-    const std::int64_t end = *std::max_element(ends.begin(), ends.end());
-    records.push_back(make_round_record(round, start, end, events, evaluation));
+    records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
+                                        *std::max_element(ends.begin(), ends.end()), events,
+                                        evaluation));
     for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
     results->append_round(records.back());
     results->set_summary(summarize(records));

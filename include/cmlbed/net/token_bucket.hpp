@@ -57,18 +57,21 @@ class TokenBucket {
     std::int64_t millibits_per_second;
   };
 
+  static std::vector<Step> steps_of_trace(std::optional<double> base_rate_bits_per_second,
+                                          const RateTrace& trace, std::int64_t start_ns);
   TokenBucket(std::vector<Step> steps, std::uint64_t burst_bytes);
   std::int64_t step_end_ns() const;
   void add_tokens_for(std::int64_t duration_ns);
+  void enter_steps_begun();
   void advance_to(std::int64_t time_ns);
   std::int64_t wait_for(Picobits needed);
 
-  std::vector<Step> steps_;    // sorted; steps_[0].begin_ns is the start time
+  std::vector<Step> steps_;     // sorted; steps_[0].begin_ns is the start time
   std::size_t step_index_ = 0;  // the step holding clock_ns_
   std::uint64_t burst_bytes_;
   Picobits capacity_;
-  Picobits tokens_;            // at clock_ns_
-  std::int64_t clock_ns_;      // the start, then the last departure
+  Picobits tokens_;        // at clock_ns_
+  std::int64_t clock_ns_;  // the start, then the last departure
 };
 
 }  // namespace cmlbed::net

@@ -22,8 +22,8 @@ struct RunInfo {
   std::string method;
   std::string started_at;  // ISO 8601, UTC, e.g. "2024-05-01T12:00:00Z"
   int mpi_size = 0;
-  std::vector<std::string> hosts;                 // host name of each rank
-  std::vector<std::int64_t> clock_offsets_ns;     // each rank's offset to rank 0's clock
+  std::vector<std::string> hosts;                  // host name of each rank
+  std::vector<std::int64_t> clock_offsets_ns;      // each rank's offset to rank 0's clock
   std::vector<std::int64_t> clock_uncertainty_ns;  // half the round trip of the sync
 };
 

@@ -1,0 +1,57 @@
+// The timeline records scoped stages and drains them in order; compute stretching makes
+// a stage last `slowdown` times its measured length.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "cmlbed/train/compute_stage.hpp"
+
+namespace cmlbed::trace {
+namespace {
+
+TEST(Timeline, ScopesRecordTheirSpanAndDrainEmpties) {
+  Timeline timeline(1000);
+  {
+    Timeline::Scope scope(timeline, compute_event(EventKind::forward, 2, 3, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::forward);
+  EXPECT_EQ(events[0].lane, Lane::compute);
+  EXPECT_EQ(events[0].round, 2);
+  EXPECT_EQ(events[0].batch, 3);
+  EXPECT_EQ(events[0].micro_batch, 1);
+  EXPECT_GE(events[0].t_end_ns - events[0].t_start_ns, 2000000);
+  EXPECT_TRUE(timeline.drain().empty());
+}
+
+TEST(Timeline, DisabledRecordsNothing) {
+  Timeline timeline;
+  timeline.set_enabled(false);
+  { Timeline::Scope scope(timeline, compute_event(EventKind::step, 0)); }
+  EXPECT_TRUE(timeline.drain().empty());
+}
+
+TEST(Timeline, OffsetShiftsTheTimeBase) {
+  Timeline zero(0), shifted(5000000000);
+  const std::int64_t a = zero.now_ns();
+  const std::int64_t b = shifted.now_ns();
+  EXPECT_NEAR(static_cast<double>(b - a), 5e9, 1e7);
+}
+
+TEST(ComputeStage, StretchesByTheSlowdown) {
+  Timeline timeline;
+  {
+    train::ComputeStage stage(timeline, 3.0, compute_event(EventKind::forward, 0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 1u);
+  // 20 ms of work stretched 3x: at least 60 ms on the timeline.
+  EXPECT_GE(events[0].t_end_ns - events[0].t_start_ns, 60000000);
+  EXPECT_LT(events[0].t_end_ns - events[0].t_start_ns, 1000000000);
+}
+
+}  // namespace
+}  // namespace cmlbed::trace
