@@ -80,7 +80,7 @@ if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then
     command -v apt-get >/dev/null 2>&1 || die "iproute2 (ip, tc) is missing and apt-get is unavailable"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null
-    command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || die "iproute2 install failed"
+    if ! command -v ip >/dev/null 2>&1 || ! command -v tc >/dev/null 2>&1; then die "iproute2 install failed"; fi
 fi
 command -v python3 >/dev/null 2>&1 || die "python3 is required (e.g. apt-get install python3)"
 # Resolve the real interpreter once (avoids wrapper/shim start-up cost per transfer).
@@ -321,7 +321,7 @@ print(i["burst_bytes"], int(i["expected_seconds"] + 0.5), ", ".join(i["skipped"]
 echo "bench-tc-tbf: real kernel tc tbf over veth ($NS_A -> $NS_B)"
 echo "  rates: $RATES | sizes (MiB): $SIZES | burst: $BURST ($BURST_BYTES bytes) | repeats: $REPEATS | quick: $QUICK"
 [[ "$SKIPPED" != "-" ]] && echo "  skipped by --quick: $SKIPPED"
-echo "  expected total time: ~${EXPECTED} s (~$(( (EXPECTED + 59) / 60 )) min)$( [[ $QUICK -eq 0 ]] && echo '; --quick drops sizes > 8 MiB at rates < 100mbit')"
+echo "  expected total time: ~${EXPECTED} s (~$(( EXPECTED / 60 )).$(( (EXPECTED % 60) / 6 )) min)$( [[ $QUICK -eq 0 ]] && echo '; --quick drops sizes > 8 MiB at rates < 100mbit')"
 
 # ---------------------------------------------------------------- topology
 ip netns add "$NS_A"

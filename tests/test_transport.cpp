@@ -26,8 +26,8 @@ int world_size() {
 }
 
 // Bytes that depend on (sender, sequence, position), so a mix-up cannot go unseen.
-std::vector<std::byte> pattern(int sender, int sequence, std::size_t bytes) {
-  std::vector<std::byte> data(bytes);
+Payload pattern(int sender, int sequence, std::size_t bytes) {
+  Payload data(bytes);
   for (std::size_t i = 0; i < bytes; ++i) {
     data[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(sender) * 17 +
                                       static_cast<std::size_t>(sequence) * 7) & 0xff);
@@ -163,7 +163,7 @@ TEST(Transport, ProgressesWhileTheSenderComputes) {
     EXPECT_LT(seconds, 1.2) << "the transfer waited for the sender's computation";
   } else if (device) {
     SendHandle sent = transport.send(0, header(MessageKind::activation, 0, 0),
-                                     std::vector<std::byte>(kBytes, std::byte{1}));
+                                     Payload(kBytes, std::byte{1}));
     spin_for(std::chrono::milliseconds(2000));
     sent.wait();
   }

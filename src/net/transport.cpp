@@ -129,7 +129,7 @@ class Transport::Impl {
     MPI_Comm_free(&comm_);
   }
 
-  SendHandle send(int peer, MessageHeader header, std::vector<std::byte> payload) {
+  SendHandle send(int peer, MessageHeader header, Payload payload) {
     check_peer(peer);
     auto state = std::make_shared<TransferState>();
     state->peer = peer;
@@ -472,7 +472,7 @@ Transport::Transport(MPI_Comm comm, trace::Timeline& timeline,
     : impl_(std::make_unique<Impl>(comm, timeline, outgoing_links)) {}
 Transport::~Transport() = default;
 
-SendHandle Transport::send(int peer, MessageHeader header, std::vector<std::byte> payload) {
+SendHandle Transport::send(int peer, MessageHeader header, Payload payload) {
   return impl_->send(peer, header, std::move(payload));
 }
 RecvHandle Transport::post_recv(int peer, MessageKind kind) { return impl_->post_recv(peer, kind); }

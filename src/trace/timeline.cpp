@@ -21,4 +21,11 @@ std::vector<Event> Timeline::drain() {
   return fresh;
 }
 
+void Timeline::drain_into(std::vector<Event>& out) {
+  out.clear();
+  if (out.capacity() < reserve_) out.reserve(reserve_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  out.swap(events_);
+}
+
 }  // namespace cmlbed::trace

@@ -84,6 +84,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                                       is_server ? 1.0 : config.real("devices.slowdown", rank),
                                       transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout"))};
   std::vector<trace::RoundRecord> records;
+  std::vector<trace::Event> drained;  // reused every round
   const std::int64_t run_start = timeline.now_ns();
   for (int round = 0; round < rounds; ++round) {
     RoundContext context = context_template;
@@ -96,7 +97,8 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const auto starts = net::gather_int64(start, control.get());
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
     // Outside the timed work: ship this round's events to rank 0, which appends them.
-    const auto events = net::gather_events(timeline.drain(), control.get());
+    timeline.drain_into(drained);
+    const auto events = net::gather_events(drained, control.get());
     if (!is_server) continue;
     records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
                                         *std::max_element(ends.begin(), ends.end()), events,

@@ -60,7 +60,7 @@ void TransferMethod::serve(const RoundContext& context) {
       const int device = static_cast<int>(i) + 1;
       replies[i] = context.transport.send(
           device, transfer_header(net::MessageKind::transfer_down, context.round, upload.payload.size()),
-          std::vector<std::byte>(upload.payload.size(), std::byte{0x5a}));
+          net::Payload(upload.payload.size(), std::byte{0x5a}));
       answered[i] = true;
       --left;
       progressed = true;
@@ -86,7 +86,7 @@ void TransferMethod::take_part(const RoundContext& context) {
   }
   const net::SendHandle upload = context.transport.send(
       0, transfer_header(net::MessageKind::transfer_up, context.round, bytes_),
-      std::vector<std::byte>(bytes_, std::byte{0xa5}));
+      net::Payload(bytes_, std::byte{0xa5}));
   wait_or_throw(upload, context, 0, "transfer upload");
   const net::Message message = receive_or_throw(reply, context, 0, "transfer reply");
   if (message.payload.size() != bytes_) {

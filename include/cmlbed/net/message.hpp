@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cmlbed/net/payload.hpp"
+
 namespace cmlbed::net {
 
 // What a message carries; each kind is its own ordered channel between two ranks.
@@ -41,7 +43,7 @@ struct MessageHeader {
 
 struct Message {
   MessageHeader header;
-  std::vector<std::byte> payload;
+  Payload payload;
 };
 
 }  // namespace cmlbed::net

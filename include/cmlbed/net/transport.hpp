@@ -70,7 +70,7 @@ class Transport {
   // Returns at once; the payload is kept until the last chunk has left. The header's
   // kind/round/batch/micro-batch/dtype/shape are the caller's; sizes and sequence are
   // filled in here.
-  SendHandle send(int peer, MessageHeader header, std::vector<std::byte> payload);
+  SendHandle send(int peer, MessageHeader header, Payload payload);
   // Posts a receive for the next message of `kind` from `peer` (may be posted ahead).
   RecvHandle post_recv(int peer, MessageKind kind);
   Message recv(int peer, MessageKind kind) { return post_recv(peer, kind).wait(); }

@@ -1,0 +1,116 @@
+// Overlap: the device computes flat out (one thread, a fixed arithmetic kernel) while a
+// throttled 64 MiB upload runs; its compute throughput is compared with the same
+// window without a transfer, and the CPU the other threads of the process (the
+// communication thread, MPI's own) used in the window is reported as a share of a core.
+#include <mpi.h>
+
+#include "cmlbed/net/transport.hpp"
+#include "runtime_benchmarks.hpp"
+
+namespace cmlbed::bench {
+namespace {
+
+constexpr std::size_t kBytes = std::size_t{64} << 20;
+constexpr double kRate = 200e6;  // 64 MiB at 200 mbit: about 2.7 s of link time
+
+// Iterations of a dependent floating-point chain per second, for `seconds`.
+double compute_rate(double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  double x = 1.0;
+  std::int64_t iterations = 0;
+  while (seconds_since(start) < seconds) {
+    for (int i = 0; i < 4096; ++i) x = x * 1.0000001 + 1e-9;
+    iterations += 4096;
+  }
+  volatile double sink = x;
+  (void)sink;
+  return static_cast<double>(iterations) / seconds_since(start);
+}
+
+struct Window {
+  double compute_rate = 0;
+  double other_threads_cpu_fraction = 0;  // of one core, over the window
+};
+
+// Runs one window on the device (rank 1); with `transfer`, the upload runs meanwhile.
+Window run_window(net::Transport& transport, bool transfer, double seconds) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  net::RecvHandle incoming;
+  if (rank == 0 && transfer) incoming = transport.post_recv(1, net::MessageKind::activation);
+  MPI_Barrier(MPI_COMM_WORLD);
+  Window window;
+  const double process0 = process_cpu_seconds(), thread0 = thread_cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  if (rank == 1) {
+    net::SendHandle sent;
+    if (transfer) {
+      net::MessageHeader header;
+      header.kind = net::MessageKind::activation;
+      sent = transport.send(0, header, net::Payload(kBytes));
+    }
+    window.compute_rate = compute_rate(seconds);
+    if (transfer) sent.wait();
+  } else if (rank == 0 && transfer) {
+    incoming.wait();
+  }
+  const double wall = seconds_since(start);
+  const double others = (process_cpu_seconds() - process0) - (thread_cpu_seconds() - thread0);
+  window.other_threads_cpu_fraction = others / wall;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return window;
+}
+
+}  // namespace
+
+Json compute_overlap(const RuntimeOptions& options) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  trace::Timeline timeline;
+  net::LinkSpec uplink;
+  uplink.rate_bits_per_second = kRate;
+  uplink.burst_bytes = 64 << 10;
+  net::Transport transport(MPI_COMM_WORLD, timeline,
+                           rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
+                                     : std::map<int, net::LinkSpec>{});
+  const double seconds = static_cast<double>(kBytes) * 8 / kRate;
+  std::vector<double> alone, overlapped, comm_cpu_sender, ratio;
+  for (int repeat = 0; repeat < options.repeats; ++repeat) {
+    const Window a = run_window(transport, false, seconds);
+    const Window b = run_window(transport, true, seconds);
+    alone.push_back(a.compute_rate);
+    overlapped.push_back(b.compute_rate);
+    comm_cpu_sender.push_back(b.other_threads_cpu_fraction);
+    ratio.push_back(a.compute_rate > 0 ? b.compute_rate / a.compute_rate : 0);
+  }
+  // The figures are the device's: bring them to rank 0, which reports.
+  std::vector<double> from_device(4 * static_cast<std::size_t>(options.repeats));
+  if (rank == 1) {
+    std::vector<double> mine;
+    for (const auto* v : {&alone, &overlapped, &comm_cpu_sender, &ratio}) mine.insert(mine.end(), v->begin(), v->end());
+    MPI_Send(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, 0, 99, MPI_COMM_WORLD);
+  } else if (rank == 0) {
+    MPI_Recv(from_device.data(), static_cast<int>(from_device.size()), MPI_DOUBLE, 1, 99,
+             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  if (rank != 0) return Json();
+  const auto part = [&](int i) {
+    return std::vector<double>(from_device.begin() + i * options.repeats,
+                               from_device.begin() + (i + 1) * options.repeats);
+  };
+  std::printf("overlap: compute with a 64 MiB upload at 200 mbit running = %.2f%% of compute "
+              "alone (median); other threads used %.2f%% of a core on the device\n",
+              100 * median(part(3)), 100 * median(part(2)));
+  return Json()
+      .number("transfer_bytes", static_cast<double>(kBytes))
+      .number("rate_bits_per_second", kRate)
+      .number("window_seconds", seconds)
+      .numbers("compute_rate_alone", part(0))
+      .numbers("compute_rate_with_transfer", part(1))
+      .numbers("throughput_ratio", part(3))
+      .number("median_throughput_ratio", median(part(3)))
+      .numbers("device_other_threads_cpu_fraction", part(2))
+      .number("median_device_other_threads_cpu_fraction", median(part(2)));
+}
+
+}  // namespace cmlbed::bench

@@ -1,0 +1,58 @@
+// Unshaped throughput: 64 MiB from rank 1 to rank 0 through the transport versus plain
+// blocking MPI_Send/MPI_Recv of the same bytes, same ranks, same run.
+#include <mpi.h>
+
+#include "cmlbed/net/transport.hpp"
+#include "runtime_benchmarks.hpp"
+
+namespace cmlbed::bench {
+
+Json unshaped_throughput(const RuntimeOptions& options) {
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  trace::Timeline timeline;
+  net::Transport transport(MPI_COMM_WORLD, timeline, {});
+  std::vector<double> plain, ours;
+  for (int repeat = 0; repeat < options.repeats + 1; ++repeat) {  // the first is warm-up
+    // Like the transport, plain MPI gets a fresh buffer per message (as a new tensor
+    // would be), from the same allocator.
+    net::Payload buffer(kBytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto start = std::chrono::steady_clock::now();
+    if (rank == 1) MPI_Send(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+    if (rank == 0) MPI_Recv(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    const double plain_seconds = seconds_since(start);
+
+    net::RecvHandle incoming;
+    if (rank == 0) incoming = transport.post_recv(1, net::MessageKind::activation);
+    MPI_Barrier(MPI_COMM_WORLD);
+    start = std::chrono::steady_clock::now();
+    if (rank == 1) {
+      net::MessageHeader header;
+      header.kind = net::MessageKind::activation;
+      transport.send(0, header, net::Payload(kBytes)).wait();
+    }
+    if (rank == 0) incoming.wait();
+    const double our_seconds = seconds_since(start);
+    if (repeat > 0) {
+      plain.push_back(plain_seconds);
+      ours.push_back(our_seconds);
+    }
+  }
+  if (rank != 0) return Json();
+  const double ratio = (kBytes * 8 / median(ours)) / (kBytes * 8 / median(plain));
+  std::printf("unshaped 64 MiB: MPI_Send/Recv %.1f ms (%.2f Gbit/s), transport %.1f ms "
+              "(%.2f Gbit/s): transport/plain throughput = %.3f\n",
+              1e3 * median(plain), kBytes * 8 / median(plain) / 1e9, 1e3 * median(ours),
+              kBytes * 8 / median(ours) / 1e9, ratio);
+  return Json()
+      .number("bytes", static_cast<double>(kBytes))
+      .numbers("plain_mpi_seconds", plain)
+      .numbers("transport_seconds", ours)
+      .number("median_plain_mpi_seconds", median(plain))
+      .number("median_transport_seconds", median(ours))
+      .number("throughput_ratio_transport_over_plain", ratio);
+}
+
+}  // namespace cmlbed::bench
