@@ -69,7 +69,7 @@ Json compute_overlap(const RuntimeOptions& options) {
   trace::Timeline timeline;
   net::LinkSpec uplink;
   uplink.rate_bits_per_second = kRate;
-  uplink.burst_bytes = 64 << 10;
+  uplink.burst_bytes = 32 << 10;
   net::Transport transport(MPI_COMM_WORLD, timeline,
                            rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
                                      : std::map<int, net::LinkSpec>{});

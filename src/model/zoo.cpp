@@ -207,4 +207,6 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
 
 std::size_t layer_count(const ModelOptions& options) { return build_layers(options, 0).size(); }
 
+void set_intra_op_threads(int threads) { torch::set_num_threads(threads); }
+
 }  // namespace cmlbed::model

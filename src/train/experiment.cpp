@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cmlbed/config/derived.hpp"
+#include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
@@ -63,6 +64,8 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   const int rank = mpi.rank();
   const int devices = mpi.size() - 1;
   const bool is_server = rank == 0;
+  model::set_intra_op_threads(
+      static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
 
   const net::ClockEstimate clock = net::synchronize_clocks(control.get());

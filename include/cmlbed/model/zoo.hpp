@@ -36,4 +36,8 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options);
 // Number of splittable layers L (split points are 0..L).
 std::size_t layer_count(const ModelOptions& options);
 
+// LibTorch's intra-op thread count for this process (train.server_threads on the
+// server, train.device_threads on devices).
+void set_intra_op_threads(int threads);
+
 }  // namespace cmlbed::model

@@ -33,6 +33,8 @@ struct MessageHeader {
   std::int32_t round = -1;
   std::int32_t batch = -1;
   std::int32_t micro_batch = -1;
+  std::int32_t micro_batches = 0;  // micro-batches in this mini-batch (pipelined methods)
+  std::int64_t samples = 0;        // samples behind a model update, for weighted averaging
   std::array<std::int64_t, kMaxDims> shape{};
   std::int64_t bytes = 0;        // payload size
   std::int64_t chunk_bytes = 0;  // payload travels in chunks of this size (last may be short)

@@ -6,6 +6,9 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/net/transport.hpp"
@@ -34,6 +37,9 @@ class Method {
   virtual void run_round(const RoundContext& context) = 0;
   // Called on the server after each round; nothing when the method does not evaluate.
   virtual std::optional<Evaluation> evaluate(const RoundContext& context) = 0;
+  // On the server after the last round: named flat float32 weights to keep in the
+  // results file (/model/<name>); nothing for methods without a model.
+  virtual std::vector<std::pair<std::string, std::vector<float>>> final_state() { return {}; }
 };
 
 // The method experiment.method names, for this rank. Throws ConfigError for a method

@@ -1,0 +1,63 @@
+#pragma once
+// What every training method shares: the training settings, the optimizer, a device's
+// batch schedule, tensors from images, test-set evaluation and weighted averaging.
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/data/image_set.hpp"
+#include "cmlbed/model/split_model.hpp"
+#include "cmlbed/train/method.hpp"
+
+namespace cmlbed::train {
+
+struct TrainingSettings {
+  model::ModelOptions model;
+  std::uint64_t seed = 1;
+  std::int64_t batch_size = 32;
+  std::int64_t local_epochs = 1;
+  std::int64_t local_iterations = 0;  // > 0 overrides local_epochs
+  std::string optimizer = "sgd";
+  double lr = 0.01, momentum = 0.9, weight_decay = 0;
+};
+TrainingSettings training_settings(const Config& config);
+
+// nullptr for a module without parameters (an empty model part).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module,
+                                                        const TrainingSettings& settings);
+
+// A device's share of the training set and the order it trains in: every round draws
+// full mini-batches from seeded reshuffles of the share (a fresh permutation per epoch),
+// so the schedule depends only on (seed, device, round).
+class LocalBatches {
+ public:
+  LocalBatches(std::vector<std::size_t> indices, std::uint64_t seed, int device);
+  std::vector<std::vector<std::size_t>> round(int round, const TrainingSettings& settings) const;
+  std::size_t samples() const { return indices_.size(); }
+
+ private:
+  std::vector<std::size_t> indices_;
+  std::uint64_t seed_;
+  int device_;
+};
+
+// Number of mini-batches per round for a share of `samples` (what the server expects).
+std::int64_t batches_per_round(std::size_t samples, const TrainingSettings& settings);
+
+torch::Tensor images_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices);
+torch::Tensor labels_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices);
+
+// Mean cross-entropy scaled so that micro-batch gradients add up to the batch mean's.
+torch::Tensor batch_loss(const torch::Tensor& logits, const torch::Tensor& labels,
+                         std::int64_t batch_size);
+
+// Test loss and accuracy of device part then server part, in eval mode, batches of 500.
+Evaluation evaluate(model::ModelPart& device_part, model::ModelPart& server_part,
+                    const data::ImageSet& test);
+
+// sum_i weights_i * states_i / sum_i weights_i.
+torch::Tensor weighted_average(const std::vector<torch::Tensor>& states,
+                               const std::vector<double>& weights);
+
+}  // namespace cmlbed::train

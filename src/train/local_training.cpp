@@ -1,0 +1,132 @@
+#include "cmlbed/train/local_training.hpp"
+
+#include <random>
+#include <stdexcept>
+
+#include "cmlbed/config/derived.hpp"
+#include "cmlbed/train/tensor_codec.hpp"
+
+namespace cmlbed::train {
+
+TrainingSettings training_settings(const Config& config) {
+  TrainingSettings s;
+  s.model = model_options(config);
+  s.seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
+  s.batch_size = config.integer("train.batch_size");
+  s.local_epochs = config.integer("train.local_epochs");
+  s.local_iterations = config.integer("train.local_iterations");
+  s.optimizer = config.text("train.optimizer");
+  s.lr = config.real("train.lr");
+  s.momentum = config.real("train.momentum");
+  s.weight_decay = config.real("train.weight_decay");
+  return s;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module,
+                                                        const TrainingSettings& s) {
+  auto parameters = module.parameters();
+  if (parameters.empty()) return nullptr;
+  if (s.optimizer == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        parameters, torch::optim::AdamOptions(s.lr).weight_decay(s.weight_decay));
+  }
+  return std::make_unique<torch::optim::SGD>(
+      parameters, torch::optim::SGDOptions(s.lr).momentum(s.momentum).weight_decay(s.weight_decay));
+}
+
+LocalBatches::LocalBatches(std::vector<std::size_t> indices, std::uint64_t seed, int device)
+    : indices_(std::move(indices)), seed_(seed), device_(device) {}
+
+std::int64_t batches_per_round(std::size_t samples, const TrainingSettings& s) {
+  if (s.local_iterations > 0) return s.local_iterations;
+  return s.local_epochs * static_cast<std::int64_t>(samples / static_cast<std::size_t>(s.batch_size));
+}
+
+std::vector<std::vector<std::size_t>> LocalBatches::round(int round, const TrainingSettings& s) const {
+  const auto batch = static_cast<std::size_t>(s.batch_size);
+  if (indices_.size() < batch) {
+    throw std::runtime_error("device " + std::to_string(device_) + " holds " +
+                             std::to_string(indices_.size()) + " samples, fewer than one batch of " +
+                             std::to_string(batch));
+  }
+  // A 64-bit Mersenne Twister seeded from (seed, device, round); the shuffle is our own
+  // Fisher-Yates on its raw output, so the order is the same on every platform.
+  std::mt19937_64 random(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(device_) * 1000003ULL +
+                         static_cast<std::uint64_t>(round));
+  const std::int64_t wanted = batches_per_round(indices_.size(), s);
+  std::vector<std::vector<std::size_t>> batches;
+  std::vector<std::size_t> order = indices_;
+  while (static_cast<std::int64_t>(batches.size()) < wanted) {
+    for (std::size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[random() % (i + 1)]);
+    for (std::size_t start = 0; start + batch <= order.size() &&
+                                static_cast<std::int64_t>(batches.size()) < wanted;
+         start += batch) {
+      batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
+                           order.begin() + static_cast<std::ptrdiff_t>(start + batch));
+    }
+  }
+  return batches;
+}
+
+torch::Tensor images_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices) {
+  const std::size_t sample = set.sample_bytes();
+  torch::Tensor bytes = torch::empty({static_cast<std::int64_t>(indices.size()), set.channels, set.height, set.width},
+                                     torch::kUInt8);
+  auto* out = bytes.data_ptr<std::uint8_t>();
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    std::memcpy(out + i * sample, set.pixels.data() + indices[i] * sample, sample);
+  }
+  return bytes.to(torch::kFloat32).div_(255.0);
+}
+
+torch::Tensor labels_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices) {
+  torch::Tensor labels = torch::empty({static_cast<std::int64_t>(indices.size())}, torch::kInt64);
+  auto* out = labels.data_ptr<std::int64_t>();
+  for (std::size_t i = 0; i < indices.size(); ++i) out[i] = set.labels[indices[i]];
+  return labels;
+}
+
+torch::Tensor batch_loss(const torch::Tensor& logits, const torch::Tensor& labels,
+                         std::int64_t batch_size) {
+  return torch::nn::functional::cross_entropy(
+             logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+         static_cast<double>(batch_size);
+}
+
+Evaluation evaluate(model::ModelPart& device_part, model::ModelPart& server_part,
+                    const data::ImageSet& test) {
+  torch::NoGradGuard no_grad;
+  device_part.eval();
+  server_part.eval();
+  double loss = 0;
+  std::int64_t correct = 0;
+  constexpr std::size_t kBatch = 500;
+  for (std::size_t start = 0; start < test.size(); start += kBatch) {
+    std::vector<std::size_t> indices;
+    for (std::size_t i = start; i < std::min(test.size(), start + kBatch); ++i) indices.push_back(i);
+    const torch::Tensor labels = labels_tensor(test, indices);
+    const torch::Tensor logits = server_part.forward(device_part.forward(images_tensor(test, indices)));
+    loss += torch::nn::functional::cross_entropy(
+                logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                .item<double>();
+    correct += logits.argmax(1).eq(labels).sum().item<std::int64_t>();
+  }
+  device_part.train();
+  server_part.train();
+  const double n = static_cast<double>(std::max<std::size_t>(1, test.size()));
+  return {loss / n, static_cast<double>(correct) / n};
+}
+
+torch::Tensor weighted_average(const std::vector<torch::Tensor>& states,
+                               const std::vector<double>& weights) {
+  if (states.empty() || states.size() != weights.size()) {
+    throw std::invalid_argument("weighted_average: one weight per state needed");
+  }
+  double total = 0;
+  for (double w : weights) total += w;
+  torch::Tensor sum = torch::zeros_like(states[0], torch::kFloat64);
+  for (std::size_t i = 0; i < states.size(); ++i) sum.add_(states[i].to(torch::kFloat64), weights[i]);
+  return sum.div_(total).to(torch::kFloat32);
+}
+
+}  // namespace cmlbed::train

@@ -1,0 +1,70 @@
+#pragma once
+// Split learning in three schedules over one implementation:
+//  - sfl   (SplitFed V1): all devices in parallel, one server replica per device, one
+//          micro-batch per mini-batch; device parts and replicas averaged every round;
+//  - pipar (PiPar): sfl with each mini-batch cut into m micro-batches: the device runs
+//          the m forwards back to back and uploads each activation as soon as it
+//          exists, the server serves micro-batches of all devices in arrival order and
+//          sends each gradient back at once, the device runs each backward as its
+//          gradient arrives; gradients accumulate, one optimizer step per mini-batch on
+//          each side, so the mathematics are sfl's and only the timing changes;
+//  - sl    (vanilla split learning): one device at a time with a single server part;
+//          the device part goes from device to device through the server.
+#include "cmlbed/train/local_training.hpp"
+#include "training_data.hpp"
+
+namespace cmlbed::train {
+
+enum class SplitSchedule { sfl, pipar, sl };
+
+class SplitLearning : public Method {
+ public:
+  SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices);
+  void run_round(const RoundContext& context) override;
+  std::optional<Evaluation> evaluate(const RoundContext& context) override;
+  std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
+
+ private:
+  struct ServerPart {
+    std::unique_ptr<model::ModelPart> part;
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+  };
+
+  int micro_batches_for(int device) const;
+  std::size_t split_for(int device) const;
+
+  // Device side.
+  void train_device_round(const RoundContext& context);
+  void train_batch(const RoundContext& context, int batch, const std::vector<std::size_t>& indices);
+  void exchange_device_part(const RoundContext& context);
+
+  // Server side.
+  void serve_parallel_round(const RoundContext& context);
+  void serve_sequential_round(const RoundContext& context);
+  void serve_devices(const RoundContext& context, const std::vector<int>& devices);
+  void serve_micro_batch(const RoundContext& context, int device, const net::Message& message);
+  void aggregate(const RoundContext& context);
+
+  SplitSchedule schedule_;
+  int rank_;
+  int devices_;
+  TrainingSettings settings_;
+  TrainingData data_;
+  std::vector<int> micro_batches_;  // per device (index d-1)
+  std::vector<std::size_t> splits_;  // per device
+
+  // Device: its part, optimizer and batches.
+  std::unique_ptr<model::ModelPart> device_part_;
+  std::unique_ptr<torch::optim::Optimizer> device_optimizer_;
+  std::unique_ptr<LocalBatches> batches_;
+
+  // Server: one server part per device (sfl, pipar) or one shared (sl, index 0); a
+  // shadow of each device's part (to name the weights it sends); the whole model as
+  // last aggregated, for evaluation and the final weights.
+  std::vector<ServerPart> server_parts_;
+  std::vector<std::unique_ptr<model::ModelPart>> device_shadows_;
+  std::unique_ptr<model::ModelPart> whole_model_;
+  std::unique_ptr<model::ModelPart> no_layers_;  // identity, to evaluate the whole model
+};
+
+}  // namespace cmlbed::train
