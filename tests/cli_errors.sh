@@ -60,7 +60,7 @@ expect 2 "backwards.csv' line 4" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthe
 expect 2 "nowhere.csv" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --device.1.downlink_trace="$work/nowhere.csv"
 expect 2 "jitter" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.delay=5ms --network.jitter=10ms
 expect 2 "output.file" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file=/nonexistent/dir/t.h5
-expect 2 "not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=pipar --output.file="$work/p.h5"
+expect 2 "adasplit is not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=adasplit --output.file="$work/p.h5"
 [[ ! -e "$work/p.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a refused run left a file"; }
 
 # Under mpirun with several ranks: still one message, from rank 0, status 2.

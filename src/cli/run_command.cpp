@@ -100,7 +100,7 @@ int run_command(int argc, char** argv) {
         config = Config::resolve(file_settings, args.settings);
       }
       validate_config(*config, mpi.size(), /*check_output=*/is_server && !args.dry_run);
-      if (!args.dry_run) train::make_method(*config, mpi.rank(), mpi.size() - 1);
+      if (!args.dry_run) train::check_method_available(*config);
     }
   } catch (const ConfigError& e) {
     error = e.what();

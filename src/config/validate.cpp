@@ -42,6 +42,11 @@ void validate_model(const Config& config, int devices) {
                       config.text("data.dataset") + ": " + e.what());
   }
   for (int device = 0; device <= devices; ++device) {
+    require(config.text("experiment.method") != "sl" ||
+                config.integer("model.split", device) == config.integer("model.split"),
+            option_value(config, "model.split", device) +
+                ": experiment.method = sl hands one device part from device to device, so every "
+                "device needs the same split (model.split = " + config.text("model.split") + ")");
     require(config.integer("model.split", device) <= static_cast<std::int64_t>(layers),
             option_value(config, "model.split", device) + " is beyond the " +
                 std::to_string(layers) + " layers of " + options.name + "; allowed: 0.." +

@@ -509,6 +509,37 @@ void ResultsFile::set_summary(const std::vector<std::pair<std::string, double>>&
   }
 }
 
+void ResultsFile::write_model(const std::string& name, const std::vector<float>& weights) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const std::string where = "'/model/" + name + "' in " + impl.where();
+  if (!check_bool(H5Lexists(impl.file.get(), "/model", H5P_DEFAULT), "H5Lexists(/model)")) {
+    owned<GroupHandle>(H5Gcreate2(impl.file.get(), "/model", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                       "H5Gcreate2('/model' in " + impl.where() + ")");
+  }
+  const auto space = vector_space(weights.size());
+  const auto dataset = owned<DatasetHandle>(
+      H5Dcreate2(impl.file.get(), ("/model/" + name).c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
+                 H5P_DEFAULT, H5P_DEFAULT),
+      "H5Dcreate2(" + where + ")");
+  check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, weights.data()),
+        "H5Dwrite(" + where + ")");
+}
+
+std::vector<float> ResultsFile::read_model(const std::string& path, const std::string& name) {
+  const FileHandle file = open_read_only(path);
+  const std::string where = "'/model/" + name + "' in " + quoted(path);
+  const auto dataset = owned<DatasetHandle>(H5Dopen2(file.get(), ("/model/" + name).c_str(), H5P_DEFAULT),
+                                            "H5Dopen2(" + where + ")");
+  const auto space = owned<DataspaceHandle>(H5Dget_space(dataset.get()), "H5Dget_space(" + where + ")");
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 0) hdf5::throw_error("H5Sget_simple_extent_npoints(" + where + ")");
+  std::vector<float> weights(static_cast<std::size_t>(count));
+  check(H5Dread(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, weights.data()),
+        "H5Dread(" + where + ")");
+  return weights;
+}
+
 void ResultsFile::flush() {
   Impl& impl = open_impl();
   hdf5::silence_error_printing();

@@ -117,6 +117,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
   }
   if (is_server) {
+    for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
     print_summary(config.text("experiment.method"), records, output_file, std::cout);
   }

@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
+#include "federated_averaging.hpp"
+#include "split_learning.hpp"
 #include "transfer_method.hpp"
 
 namespace cmlbed::train {
@@ -13,11 +15,23 @@ std::runtime_error timeout_error(const RoundContext& context, int peer, const ch
          " s (experiment.timeout); is that rank alive?");
 }
 
+void check_method_available(const Config& config) {
+  const std::string& name = config.text("experiment.method");
+  if (name == "adasplit") {
+    throw ConfigError("experiment.method = adasplit is not available in this build yet; "
+                      "available: fl, sl, sfl, pipar, transfer");
+  }
+}
+
 std::unique_ptr<Method> make_method(const Config& config, int rank, int devices) {
   const std::string& name = config.text("experiment.method");
   if (name == "transfer") return std::make_unique<TransferMethod>(config, rank, devices);
+  if (name == "fl") return std::make_unique<FederatedAveraging>(config, rank, devices);
+  if (name == "sfl") return std::make_unique<SplitLearning>(config, SplitSchedule::sfl, rank, devices);
+  if (name == "pipar") return std::make_unique<SplitLearning>(config, SplitSchedule::pipar, rank, devices);
+  if (name == "sl") return std::make_unique<SplitLearning>(config, SplitSchedule::sl, rank, devices);
   throw ConfigError("experiment.method = " + name +
-                    " is not available in this build yet; available: transfer");
+                    " is not available in this build yet; available: fl, sl, sfl, pipar, transfer");
 }
 
 net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,

@@ -62,6 +62,9 @@ class ResultsFile {
   // the same name; attributes not named stay as they are.
   void set_summary(const std::vector<std::pair<std::string, double>>& values);
 
+  // Stores a model's final weights as the float32 dataset /model/<name>.
+  void write_model(const std::string& name, const std::vector<float>& weights);
+
   // Writes everything appended so far to disk (H5Fflush, global scope). What a
   // process killed after flush() leaves behind is readable up to this point.
   void flush();
@@ -75,6 +78,7 @@ class ResultsFile {
   static std::vector<RoundRecord> read_rounds(const std::string& path);
   static std::string read_string_attribute(const std::string& path, const std::string& name);
   static std::vector<std::pair<std::string, double>> read_summary(const std::string& path);
+  static std::vector<float> read_model(const std::string& path, const std::string& name);
 
  private:
   struct Impl;

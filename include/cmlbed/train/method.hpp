@@ -42,6 +42,9 @@ class Method {
   virtual std::vector<std::pair<std::string, std::vector<float>>> final_state() { return {}; }
 };
 
+// Throws ConfigError when this build cannot run experiment.method (cheap: builds nothing).
+void check_method_available(const Config& config);
+
 // The method experiment.method names, for this rank. Throws ConfigError for a method
 // this build cannot run.
 std::unique_ptr<Method> make_method(const Config& config, int rank, int devices);

@@ -1,0 +1,106 @@
+#include "federated_averaging.hpp"
+
+#include "cmlbed/train/compute_stage.hpp"
+#include "cmlbed/train/tensor_codec.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+using trace::EventKind;
+
+net::MessageHeader model_header(int round, std::int64_t samples) {
+  net::MessageHeader header;
+  header.kind = net::MessageKind::model;
+  header.round = round;
+  header.samples = samples;
+  return header;
+}
+
+}  // namespace
+
+FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devices)
+    : rank_(rank), devices_(devices), settings_(training_settings(config)),
+      data_(load_training_data(config, devices)) {
+  const std::size_t layers = model::layer_count(settings_.model);
+  model_ = std::make_unique<model::ModelPart>(settings_.model, 0, layers, settings_.seed);
+  if (rank == 0) {
+    no_layers_ = std::make_unique<model::ModelPart>(settings_.model, layers, layers, settings_.seed);
+  } else {
+    optimizer_ = make_optimizer(*model_, settings_);
+    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+                                              settings_.seed, rank);
+  }
+}
+
+void FederatedAveraging::run_round(const RoundContext& context) {
+  if (rank_ == 0) {
+    aggregate(context);
+  } else {
+    train_device_round(context);
+  }
+}
+
+void FederatedAveraging::train_device_round(const RoundContext& context) {
+  net::RecvHandle average = context.transport.post_recv(0, net::MessageKind::model);
+  const auto batches = batches_->round(context.round, settings_);
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const int batch = static_cast<int>(b);
+    const torch::Tensor images = images_tensor(data_.dataset.train, batches[b]);
+    const torch::Tensor labels = labels_tensor(data_.dataset.train, batches[b]);
+    torch::Tensor loss;
+    {
+      ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::forward, context.round, batch));
+      loss = batch_loss(model_->forward(images), labels, settings_.batch_size);
+    }
+    {
+      ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::backward, context.round, batch));
+      loss.backward();
+    }
+    ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::step, context.round, batch));
+    optimizer_->step();
+    optimizer_->zero_grad();
+  }
+  net::MessageHeader header = model_header(context.round, static_cast<std::int64_t>(batches_->samples()));
+  net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*model_), header));
+  load_flat_state(*model_, tensor_from(receive_or_throw(average, context, 0, "averaged model")));
+  wait_or_throw(sent, context, 0, "model upload");
+}
+
+void FederatedAveraging::aggregate(const RoundContext& context) {
+  std::vector<net::RecvHandle> uploads;
+  for (int device = 1; device <= devices_; ++device) {
+    uploads.push_back(context.transport.post_recv(device, net::MessageKind::model));
+  }
+  std::vector<torch::Tensor> models;
+  std::vector<double> weights;
+  for (int device = 1; device <= devices_; ++device) {
+    const net::Message message =
+        receive_or_throw(uploads[static_cast<std::size_t>(device - 1)], context, device, "model upload");
+    models.push_back(tensor_from(message));
+    weights.push_back(static_cast<double>(message.header.samples));
+  }
+  {
+    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::aggregate, context.round));
+    load_flat_state(*model_, weighted_average(models, weights));
+  }
+  std::vector<net::SendHandle> replies;
+  for (int device = 1; device <= devices_; ++device) {
+    net::MessageHeader header = model_header(context.round, 0);
+    replies.push_back(context.transport.send(device, header, tensor_payload(flat_state(*model_), header)));
+  }
+  for (int device = 1; device <= devices_; ++device) {
+    wait_or_throw(replies[static_cast<std::size_t>(device - 1)], context, device, "averaged model");
+  }
+}
+
+std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& context) {
+  ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
+  return train::evaluate(*model_, *no_layers_, data_.dataset.test);
+}
+
+std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::final_state() {
+  const torch::Tensor flat = flat_state(*model_).contiguous();
+  return {{"model", std::vector<float>(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel())}};
+}
+
+}  // namespace cmlbed::train

@@ -1,0 +1,32 @@
+#pragma once
+// fl: FedAvg. Each device trains the whole model on its share for the round's local
+// batches and uploads it; the server averages the models weighted by the devices'
+// sample counts, evaluates, and sends the average back. The server computes nothing
+// else: its idle time is the baseline the split methods are compared with.
+#include "cmlbed/train/local_training.hpp"
+#include "training_data.hpp"
+
+namespace cmlbed::train {
+
+class FederatedAveraging : public Method {
+ public:
+  FederatedAveraging(const Config& config, int rank, int devices);
+  void run_round(const RoundContext& context) override;
+  std::optional<Evaluation> evaluate(const RoundContext& context) override;
+  std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
+
+ private:
+  void train_device_round(const RoundContext& context);
+  void aggregate(const RoundContext& context);
+
+  int rank_;
+  int devices_;
+  TrainingSettings settings_;
+  TrainingData data_;
+  std::unique_ptr<model::ModelPart> model_;      // device: its copy; server: the average
+  std::unique_ptr<model::ModelPart> no_layers_;  // server: identity, to evaluate model_
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<LocalBatches> batches_;
+};
+
+}  // namespace cmlbed::train

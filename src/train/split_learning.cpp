@@ -1,0 +1,290 @@
+#include "split_learning.hpp"
+
+#include <map>
+#include <thread>
+
+#include "cmlbed/train/compute_stage.hpp"
+#include "cmlbed/train/tensor_codec.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+using trace::EventKind;
+
+net::MessageHeader header_for(net::MessageKind kind, int round, int batch, int micro_batch,
+                              int micro_batches) {
+  net::MessageHeader header;
+  header.kind = kind;
+  header.round = round;
+  header.batch = batch;
+  header.micro_batch = micro_batch;
+  header.micro_batches = micro_batches;
+  return header;
+}
+
+net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Module& module,
+                           std::int64_t samples) {
+  net::MessageHeader header = header_for(net::MessageKind::model, context.round, -1, -1, 0);
+  header.samples = samples;
+  net::Payload payload = tensor_payload(flat_state(module), header);
+  return context.transport.send(peer, header, std::move(payload));
+}
+
+}  // namespace
+
+SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices)
+    : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)),
+      data_(load_training_data(config, devices)) {
+  const std::size_t layers = model::layer_count(settings_.model);
+  for (int device = 1; device <= devices; ++device) {
+    splits_.push_back(static_cast<std::size_t>(config.integer("model.split", device)));
+    micro_batches_.push_back(schedule == SplitSchedule::pipar
+                                 ? static_cast<int>(config.integer("pipar.micro_batches"))
+                                 : 1);
+  }
+  if (rank == 0) {
+    const int replicas = schedule == SplitSchedule::sl ? 1 : devices;
+    for (int i = 0; i < replicas; ++i) {
+      ServerPart server;
+      server.part = std::make_unique<model::ModelPart>(settings_.model, splits_[static_cast<std::size_t>(i)],
+                                                       layers, settings_.seed);
+      server.optimizer = make_optimizer(*server.part, settings_);
+      server_parts_.push_back(std::move(server));
+    }
+    for (int device = 1; device <= devices; ++device) {
+      device_shadows_.push_back(std::make_unique<model::ModelPart>(
+          settings_.model, 0, split_for(device), settings_.seed));
+    }
+    whole_model_ = std::make_unique<model::ModelPart>(settings_.model, 0, layers, settings_.seed);
+    no_layers_ = std::make_unique<model::ModelPart>(settings_.model, layers, layers, settings_.seed);
+  } else {
+    device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_for(rank), settings_.seed);
+    device_optimizer_ = make_optimizer(*device_part_, settings_);
+    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+                                              settings_.seed, rank);
+  }
+}
+
+int SplitLearning::micro_batches_for(int device) const {
+  return micro_batches_[static_cast<std::size_t>(device - 1)];
+}
+
+std::size_t SplitLearning::split_for(int device) const {
+  return splits_[static_cast<std::size_t>(device - 1)];
+}
+
+void SplitLearning::run_round(const RoundContext& context) {
+  if (rank_ != 0) return train_device_round(context);
+  if (schedule_ == SplitSchedule::sl) return serve_sequential_round(context);
+  serve_parallel_round(context);
+}
+
+// ---- device side ----
+
+void SplitLearning::train_device_round(const RoundContext& context) {
+  if (schedule_ == SplitSchedule::sl) {
+    // Wait for our turn: the server hands over the device part trained so far.
+    net::RecvHandle turn = context.transport.post_recv(0, net::MessageKind::model);
+    load_flat_state(*device_part_, tensor_from(receive_or_throw(turn, context, 0, "device part handover")));
+  }
+  const auto batches = batches_->round(context.round, settings_);
+  for (std::size_t b = 0; b < batches.size(); ++b) train_batch(context, static_cast<int>(b), batches[b]);
+  exchange_device_part(context);
+}
+
+void SplitLearning::train_batch(const RoundContext& context, int batch,
+                                const std::vector<std::size_t>& indices) {
+  const int m = micro_batches_for(rank_);
+  const torch::Tensor images = images_tensor(data_.dataset.train, indices);
+  const torch::Tensor labels = labels_tensor(data_.dataset.train, indices);
+  const auto image_pieces = images.tensor_split(m);
+  const auto label_pieces = labels.tensor_split(m);
+
+  std::vector<net::RecvHandle> gradients;
+  for (int i = 0; i < m; ++i) gradients.push_back(context.transport.post_recv(0, net::MessageKind::gradient));
+
+  // The m forwards back to back; each activation leaves as soon as it exists.
+  std::vector<torch::Tensor> outputs;
+  std::vector<net::SendHandle> uploads;
+  for (int i = 0; i < m; ++i) {
+    torch::Tensor output;
+    {
+      ComputeStage stage(context.timeline, context.slowdown,
+                         trace::compute_event(EventKind::forward, context.round, batch, i));
+      output = device_part_->forward(image_pieces[static_cast<std::size_t>(i)]);
+    }
+    net::MessageHeader header = header_for(net::MessageKind::activation, context.round, batch, i, m);
+    net::Payload payload = activation_payload(output.detach(), label_pieces[static_cast<std::size_t>(i)], header);
+    uploads.push_back(context.transport.send(0, header, std::move(payload)));
+    outputs.push_back(output);
+  }
+  // Each backward as its gradient arrives, then one step for the whole mini-batch.
+  for (int i = 0; i < m; ++i) {
+    const torch::Tensor gradient =
+        tensor_from(receive_or_throw(gradients[static_cast<std::size_t>(i)], context, 0, "activation gradient"));
+    if (outputs[static_cast<std::size_t>(i)].requires_grad()) {
+      ComputeStage stage(context.timeline, context.slowdown,
+                         trace::compute_event(EventKind::backward, context.round, batch, i));
+      outputs[static_cast<std::size_t>(i)].backward(gradient);
+    }
+  }
+  if (device_optimizer_) {
+    ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::step, context.round, batch));
+    device_optimizer_->step();
+    device_optimizer_->zero_grad();
+  }
+  for (auto& upload : uploads) wait_or_throw(upload, context, 0, "activation upload");
+}
+
+void SplitLearning::exchange_device_part(const RoundContext& context) {
+  // Hand the device part to the server (weighted by our share of the data), and, where
+  // the server averages (sfl, pipar), take the average back.
+  net::SendHandle sent = send_state(context, 0, *device_part_, static_cast<std::int64_t>(batches_->samples()));
+  if (schedule_ != SplitSchedule::sl) {
+    net::RecvHandle average = context.transport.post_recv(0, net::MessageKind::model);
+    load_flat_state(*device_part_, tensor_from(receive_or_throw(average, context, 0, "averaged device part")));
+  }
+  wait_or_throw(sent, context, 0, "device part upload");
+}
+
+// ---- server side ----
+
+void SplitLearning::serve_parallel_round(const RoundContext& context) {
+  std::vector<int> all;
+  for (int device = 1; device <= devices_; ++device) all.push_back(device);
+  serve_devices(context, all);
+  aggregate(context);
+}
+
+void SplitLearning::serve_sequential_round(const RoundContext& context) {
+  for (int device = 1; device <= devices_; ++device) {
+    // The device part as the previous device left it (the shadow of device 1 holds it).
+    wait_or_throw(send_state(context, device, *device_shadows_.front(), 0), context, device, "device part handover");
+    serve_devices(context, {device});
+    net::RecvHandle back = context.transport.post_recv(device, net::MessageKind::model);
+    load_flat_state(*device_shadows_.front(),
+                    tensor_from(receive_or_throw(back, context, device, "device part return")));
+  }
+  std::map<std::string, torch::Tensor> state;
+  for (auto& [name, tensor] : named_state(*device_shadows_.front())) state[name] = tensor;
+  for (auto& [name, tensor] : named_state(*server_parts_.front().part)) state[name] = tensor;
+  load_named_state(*whole_model_, state);
+}
+
+// Serves the micro-batches of `devices` in arrival order on one compute stream until
+// every device has sent all of its mini-batches for the round.
+void SplitLearning::serve_devices(const RoundContext& context, const std::vector<int>& devices) {
+  std::map<int, std::int64_t> left;  // micro-batches still to come, per device
+  std::map<int, net::RecvHandle> posted;
+  for (int device : devices) {
+    const std::int64_t batches =
+        batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_);
+    left[device] = batches * micro_batches_for(device);
+    if (left[device] > 0) posted[device] = context.transport.post_recv(device, net::MessageKind::activation);
+  }
+  auto deadline = std::chrono::steady_clock::now() + context.timeout;
+  while (!posted.empty()) {
+    bool served = false;
+    for (auto it = posted.begin(); it != posted.end();) {
+      const int device = it->first;
+      if (!it->second.ready()) {
+        ++it;
+        continue;
+      }
+      const net::Message message = it->second.wait();
+      if (--left[device] > 0) {
+        it->second = context.transport.post_recv(device, net::MessageKind::activation);
+        ++it;
+      } else {
+        it = posted.erase(it);
+      }
+      serve_micro_batch(context, device, message);
+      served = true;
+    }
+    if (served) {
+      deadline = std::chrono::steady_clock::now() + context.timeout;
+    } else if (std::chrono::steady_clock::now() > deadline) {
+      throw timeout_error(context, posted.begin()->first, "activation upload");
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+void SplitLearning::serve_micro_batch(const RoundContext& context, int device, const net::Message& message) {
+  const net::MessageHeader& h = message.header;
+  ServerPart& server = server_parts_[schedule_ == SplitSchedule::sl ? 0 : static_cast<std::size_t>(device - 1)];
+  auto [activation, labels] = activation_from(message);
+  activation.requires_grad_(true);
+  const std::int64_t batch_size = settings_.batch_size;
+  torch::Tensor loss;
+  {
+    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::forward, h.round, h.batch, h.micro_batch));
+    loss = batch_loss(server.part->forward(activation), labels, batch_size);
+  }
+  {
+    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::backward, h.round, h.batch, h.micro_batch));
+    loss.backward();
+  }
+  net::MessageHeader header =
+      header_for(net::MessageKind::gradient, h.round, h.batch, h.micro_batch, h.micro_batches);
+  context.transport.send(device, header, tensor_payload(activation.grad(), header));
+  if (h.micro_batch + 1 == h.micro_batches && server.optimizer) {
+    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::step, h.round, h.batch));
+    server.optimizer->step();
+    server.optimizer->zero_grad();
+  }
+}
+
+// FedAvg of the whole model: each device's part and its server replica together are one
+// copy of the model; layers are averaged by name (weighted by the devices' shares), so
+// devices may split at different layers.
+void SplitLearning::aggregate(const RoundContext& context) {
+  std::vector<net::RecvHandle> uploads;
+  for (int device = 1; device <= devices_; ++device) {
+    uploads.push_back(context.transport.post_recv(device, net::MessageKind::model));
+  }
+  std::map<std::string, std::vector<torch::Tensor>> copies;
+  std::map<std::string, std::vector<double>> weights;
+  for (int device = 1; device <= devices_; ++device) {
+    const net::Message message = receive_or_throw(uploads[static_cast<std::size_t>(device - 1)], context,
+                                                  device, "device part upload");
+    model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
+    load_flat_state(shadow, tensor_from(message));
+    for (auto* part : {static_cast<torch::nn::Module*>(&shadow),
+                       static_cast<torch::nn::Module*>(server_parts_[static_cast<std::size_t>(device - 1)].part.get())}) {
+      for (auto& [name, tensor] : named_state(*part)) {
+        copies[name].push_back(tensor.detach().clone());
+        weights[name].push_back(static_cast<double>(message.header.samples));
+      }
+    }
+  }
+  std::map<std::string, torch::Tensor> average;
+  {
+    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::aggregate, context.round));
+    for (auto& [name, tensors] : copies) average[name] = weighted_average(tensors, weights[name]);
+    load_named_state(*whole_model_, average);
+    for (auto& server : server_parts_) load_named_state(*server.part, average);
+  }
+  std::vector<net::SendHandle> replies;
+  for (int device = 1; device <= devices_; ++device) {
+    model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
+    load_named_state(shadow, average);
+    replies.push_back(send_state(context, device, shadow, 0));
+  }
+  for (int device = 1; device <= devices_; ++device) {
+    wait_or_throw(replies[static_cast<std::size_t>(device - 1)], context, device, "averaged device part");
+  }
+}
+
+std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
+  ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
+  return train::evaluate(*whole_model_, *no_layers_, data_.dataset.test);
+}
+
+std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_state() {
+  const torch::Tensor flat = flat_state(*whole_model_).contiguous();
+  return {{"model", std::vector<float>(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel())}};
+}
+
+}  // namespace cmlbed::train

@@ -1,0 +1,16 @@
+#include "training_data.hpp"
+
+#include "cmlbed/config/derived.hpp"
+#include "cmlbed/data/partition.hpp"
+
+namespace cmlbed::train {
+
+TrainingData load_training_data(const Config& config, int devices) {
+  TrainingData data;
+  data.dataset = load_dataset(config);
+  data.partitions = data::partition_indices(data.dataset.train.labels, data.dataset.train.num_classes,
+                                            partition_spec(config, devices));
+  return data;
+}
+
+}  // namespace cmlbed::train

@@ -1,0 +1,160 @@
+// The training methods under mpirun, checked through their results files:
+//  - PiPar changes timing, not mathematics: pipar (m = 2, 4) ends with sfl's weights;
+//  - sfl with one device equals centralised training of the whole model, and fl with one
+//    device equals local training (a reference trained here, in-process);
+//  - every method learns a learnable synthetic set;
+//  - the timeline tells the truth: under a tight uplink the server idles least with
+//    pipar, more with sfl, most with fl.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/derived.hpp"
+#include "cmlbed/data/partition.hpp"
+#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/tensor_codec.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+// A small problem without batch norm (micro-batches would change its statistics).
+const std::vector<std::string> kBase = {
+    "--data.dataset=synthetic", "--data.synthetic_train=1200", "--data.synthetic_test=300",
+    "--model.name=lenet",       "--model.split=2",             "--train.batch_size=16",
+    "--train.lr=0.05",          "--train.local_iterations=6",  "--experiment.rounds=2",
+    "--output.progress=false",  "--output.overwrite=true"};
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+std::string temp_file(const std::string& name) {
+  return ::testing::TempDir() + "cmlbed_methods_" + std::to_string(::getpid()) + "_" + name + ".h5";
+}
+
+std::string key_of(const std::string& option) { return option.substr(0, option.find('=')); }
+
+// Runs cmlbed under mpirun with kBase overridden by `extra`; returns the results file.
+std::string run(int ranks, const std::string& name, const std::vector<std::string>& extra) {
+  const std::string file = temp_file(name);
+  std::string command = env("CMLBED_MPIEXEC") + " --oversubscribe -np " + std::to_string(ranks) +
+                        " " + env("CMLBED_BINARY") + " run";
+  for (const auto& a : kBase) {
+    const bool overridden = std::any_of(extra.begin(), extra.end(),
+                                        [&](const std::string& e) { return key_of(e) == key_of(a); });
+    if (!overridden) command += " " + a;
+  }
+  for (const auto& a : extra) command += " " + a;
+  command += " --output.file=" + file + " > /dev/null";
+  EXPECT_EQ(WEXITSTATUS(std::system(command.c_str())), 0) << command;
+  return file;
+}
+
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff) / std::max(1e-30, std::sqrt(norm));
+}
+
+std::map<std::string, double> summary(const std::string& file) {
+  const auto values = trace::ResultsFile::read_summary(file);
+  return {values.begin(), values.end()};
+}
+
+// The whole model trained in this process on all of device 1's data, with the batches,
+// optimizer and loss the methods use.
+std::vector<float> centralised_reference() {
+  std::vector<RawSetting> settings;
+  for (const auto& a : kBase) {
+    const auto eq = a.find('=');
+    settings.push_back({a.substr(2, eq - 2), a.substr(eq + 1), "test"});
+  }
+  const Config config = Config::resolve({}, settings);
+  const TrainingSettings s = training_settings(config);
+  const data::Dataset dataset = load_dataset(config);
+  const auto parts = data::partition_indices(dataset.train.labels, dataset.train.num_classes,
+                                             partition_spec(config, 1));
+  model::ModelPart whole(s.model, 0, model::layer_count(s.model), s.seed);
+  auto optimizer = make_optimizer(whole, s);
+  const LocalBatches batches(parts[0], s.seed, 1);
+  for (int round = 0; round < config.integer("experiment.rounds"); ++round) {
+    for (const auto& indices : batches.round(round, s)) {
+      const torch::Tensor loss = batch_loss(whole.forward(images_tensor(dataset.train, indices)),
+                                            labels_tensor(dataset.train, indices), s.batch_size);
+      loss.backward();
+      optimizer->step();
+      optimizer->zero_grad();
+    }
+  }
+  const torch::Tensor flat = flat_state(whole).contiguous();
+  return {flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel()};
+}
+
+class Methods : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(env("CMLBED_BINARY").empty()) << "CMLBED_BINARY is not set"; }
+};
+
+TEST_F(Methods, PiparEndsWithSflWeights) {
+  const auto sfl = trace::ResultsFile::read_model(run(3, "sfl", {"--experiment.method=sfl"}), "model");
+  for (const char* m : {"2", "4"}) {
+    const auto pipar = trace::ResultsFile::read_model(
+        run(3, std::string("pipar") + m, {"--experiment.method=pipar", std::string("--pipar.micro_batches=") + m}),
+        "model");
+    EXPECT_LE(relative_difference(pipar, sfl), 1e-5) << "m = " << m;
+  }
+}
+
+TEST_F(Methods, OneDeviceSflAndFlEqualCentralisedTraining) {
+  const auto reference = centralised_reference();
+  for (const char* method : {"sfl", "fl", "pipar"}) {
+    const auto weights = trace::ResultsFile::read_model(
+        run(2, std::string("one_") + method, {std::string("--experiment.method=") + method}), "model");
+    EXPECT_LE(relative_difference(weights, reference), 1e-5) << method;
+  }
+}
+
+TEST_F(Methods, EveryMethodLearns) {
+  for (const char* method : {"fl", "sl", "sfl", "pipar"}) {
+    const auto file = run(3, std::string("learn_") + method,
+                          {std::string("--experiment.method=") + method, "--experiment.rounds=5",
+                           "--train.local_iterations=20"});
+    const auto rounds = trace::ResultsFile::read_rounds(file);
+    ASSERT_EQ(rounds.size(), 5u) << method;
+    // Ten classes: chance is 0.1.
+    EXPECT_GT(summary(file)["best_test_accuracy"], 0.5) << method;
+    EXPECT_GT(rounds.back().bytes_up, 0) << method;
+  }
+}
+
+TEST_F(Methods, ServerIdlesLeastWithPiparUnderATightUplink) {
+  // VGG-5 split after its second pooling layer, devices 2x slower than this host behind a
+  // 10 mbit uplink: pipar overlaps the uploads with device and server compute, sfl does
+  // not, and under fl the server only aggregates and evaluates.
+  const std::vector<std::string> tight = {
+      "--model.name=vgg5",           "--model.split=4",                "--train.batch_size=32",
+      "--train.local_iterations=8",  "--network.uplink_rate=10mbit",   "--network.downlink_rate=25mbit",
+      "--devices.slowdown=2",        "--data.synthetic_test=100"};
+  std::map<std::string, double> idle;
+  for (const char* method : {"fl", "sfl", "pipar"}) {
+    auto options = tight;
+    options.push_back(std::string("--experiment.method=") + method);
+    idle[method] = summary(run(3, std::string("idle_") + method, options))["server_idle_fraction"];
+  }
+  EXPECT_LT(idle["pipar"], idle["sfl"]);
+  EXPECT_LT(idle["sfl"], idle["fl"]);
+}
+
+}  // namespace
+}  // namespace cmlbed::train
