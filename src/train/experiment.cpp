@@ -95,10 +95,12 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
-    const auto evaluation = is_server ? method->evaluate(context) : std::nullopt;
-    // The round spans from the first rank leaving the barrier to the last one done.
+    // The round spans from the first rank leaving the barrier to the last one done
+    // training. Evaluation comes after it: it is on the timeline (kind evaluate) but not
+    // in the round's wall, busy or idle time, which measure training alone.
     const auto starts = net::gather_int64(start, control.get());
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
+    const auto evaluation = is_server ? method->evaluate(context) : std::nullopt;
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
