@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <thread>
 
 #include "cmlbed/net/mpi_error.hpp"
 
@@ -13,24 +14,56 @@ std::int64_t steady_now_ns() {
       .count();
 }
 
+namespace {
+
+constexpr int kTag = 7301;
+constexpr int kTurnTag = 7302;
+constexpr std::int64_t kDone = -1;                 // a "ping" that ends a device's turn
+constexpr std::int64_t kGoodRttNs = 100000;        // 100 us: good enough to stop early
+constexpr std::int64_t kMaxSyncNs = 2000000000;    // at most 2 s per device
+constexpr int kMaxSamples = 5000;
+
+// Waits for a request without spinning, so that ranks waiting for their turn leave the
+// cores to the two ranks that are measuring (a busy peer delays every ping).
+void wait_politely(MPI_Request& request) {
+  int done = 0;
+  while (true) {
+    CMLBED_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+}  // namespace
+
 ClockEstimate synchronize_clocks(MPI_Comm comm, int samples) {
-  constexpr int kTag = 7301;
   int rank = 0, size = 1;
   CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
   ClockEstimate estimate;
-  // One device at a time, so that the server answers each ping at once.
+  // One device at a time, so that the server answers each ping at once; the others
+  // wait for their turn without spinning.
   for (int device = 1; device < size; ++device) {
     if (rank == 0) {
-      for (int i = 0; i < samples; ++i) {
+      int go = 1;
+      CMLBED_MPI_CHECK(MPI_Send(&go, 1, MPI_INT, device, kTurnTag, comm));
+      while (true) {  // the device says when it has enough samples
         std::int64_t ping = 0;
         CMLBED_MPI_CHECK(MPI_Recv(&ping, 1, MPI_INT64_T, device, kTag, comm, MPI_STATUS_IGNORE));
+        if (ping == kDone) break;
         const std::int64_t server_time = steady_now_ns();
         CMLBED_MPI_CHECK(MPI_Send(&server_time, 1, MPI_INT64_T, device, kTag, comm));
       }
     } else if (rank == device) {
+      int go = 0;
+      MPI_Request turn;
+      CMLBED_MPI_CHECK(MPI_Irecv(&go, 1, MPI_INT, 0, kTurnTag, comm, &turn));
+      wait_politely(turn);
       std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
-      for (int i = 0; i < samples; ++i) {
+      // At least `samples` pings; on a loaded machine (a slow round trip means a peer
+      // was not scheduled) keep going, up to a bound, for a faster one.
+      const std::int64_t give_up = steady_now_ns() + kMaxSyncNs;
+      for (int i = 0; i < kMaxSamples && (i < samples || (best_rtt > kGoodRttNs && steady_now_ns() < give_up)); ++i) {
         const std::int64_t sent = steady_now_ns();
         CMLBED_MPI_CHECK(MPI_Send(&sent, 1, MPI_INT64_T, 0, kTag, comm));
         std::int64_t server_time = 0;
@@ -44,10 +77,14 @@ ClockEstimate synchronize_clocks(MPI_Comm comm, int samples) {
           estimate.uncertainty_ns = rtt / 2;
         }
       }
+      const std::int64_t done = kDone;
+      CMLBED_MPI_CHECK(MPI_Send(&done, 1, MPI_INT64_T, 0, kTag, comm));
     }
   }
   std::int64_t origin = rank == 0 ? steady_now_ns() : 0;
-  CMLBED_MPI_CHECK(MPI_Bcast(&origin, 1, MPI_INT64_T, 0, comm));
+  MPI_Request broadcast;
+  CMLBED_MPI_CHECK(MPI_Ibcast(&origin, 1, MPI_INT64_T, 0, comm, &broadcast));
+  wait_politely(broadcast);
   estimate.offset_ns -= origin;
   return estimate;
 }

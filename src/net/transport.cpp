@@ -321,14 +321,7 @@ class Transport::Impl {
 
   void on_chunk_sent(const std::shared_ptr<TransferState>& state) {
     if (--state->chunks_left > 0) return;
-    trace::Event event;
-    event.lane = rank_ == 0 ? trace::Lane::downlink : trace::Lane::uplink;
-    event.kind = trace::EventKind::send;
-    fill_event(event, *state);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.bytes_sent += state->wire_header.bytes;
-    }
+    record_transfer(trace::EventKind::send, *state, stats_.bytes_sent);
     --sends_in_flight_;
     state->finish();
   }
@@ -394,22 +387,21 @@ class Transport::Impl {
   }
 
   void finish_receive(Channel& channel, const std::shared_ptr<TransferState>& state) {
-    trace::Event event;
-    event.lane = rank_ == 0 ? trace::Lane::uplink : trace::Lane::downlink;
-    event.kind = trace::EventKind::recv;
-    fill_event(event, *state);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.bytes_received += state->wire_header.bytes;
-    }
+    record_transfer(trace::EventKind::recv, *state, stats_.bytes_received);
     channel.waiting.pop_front();
     channel.active = false;
     state->finish();
     start_next_receive(channel);
   }
 
-  void fill_event(trace::Event& event, const TransferState& state) {
+  // Puts a completed send or receive on the timeline and into the byte counter. The
+  // lane is the link's direction: devices send up, the server sends down.
+  void record_transfer(trace::EventKind kind, const TransferState& state, std::int64_t& counter) {
+    const bool upward = (rank_ != 0) == (kind == trace::EventKind::send);
     const MessageHeader& h = state.wire_header;
+    trace::Event event;
+    event.lane = upward ? trace::Lane::uplink : trace::Lane::downlink;
+    event.kind = kind;
     event.round = h.round;
     event.batch = h.batch;
     event.micro_batch = h.micro_batch;
@@ -418,6 +410,8 @@ class Transport::Impl {
     event.t_start_ns = state.t_start_ns;
     event.t_end_ns = timeline_.now_ns();
     timeline_.record(event);
+    std::lock_guard<std::mutex> lock(mutex_);
+    counter += h.bytes;
   }
 
   void add_request(MPI_Request request, std::function<void()> on_complete) {

@@ -17,7 +17,7 @@ struct ClockEstimate {
 };
 
 // Collective over `comm`; every rank gets its own estimate (rank 0: offset = -origin).
-ClockEstimate synchronize_clocks(MPI_Comm comm, int samples = 32);
+ClockEstimate synchronize_clocks(MPI_Comm comm, int samples = 64);
 
 // Everyone's estimates, at rank 0 (other ranks get an empty vector). Collective.
 std::vector<ClockEstimate> gather_clock_estimates(const ClockEstimate& mine, MPI_Comm comm);

@@ -1,0 +1,17 @@
+#pragma once
+// PiPar's pipeline efficiency, from a pipar run's results file: each device's measured
+// iteration time (first forward of a mini-batch to its optimizer step) divided by the
+// ideal pipeline time computed from the same run's measured stage durations (device
+// forward, upload, server forward+backward, download, device backward, step: medians
+// per device) for m micro-batches, the device running its m forwards first and each
+// backward when its gradient is back. The ideal ignores other devices sharing the
+// server, so contention shows up as efficiency above 1.
+#include <string>
+
+#include "bench_util.hpp"
+
+namespace cmlbed::bench {
+
+Json pipeline_efficiency(const std::string& pipar_results_file);
+
+}  // namespace cmlbed::bench
