@@ -125,6 +125,37 @@ TEST_F(Methods, OneDeviceSflAndFlEqualCentralisedTraining) {
   }
 }
 
+TEST_F(Methods, SameSeedSameWeightsRunAfterRun) {
+  const auto first = trace::ResultsFile::read_model(run(3, "again1", {"--experiment.method=pipar"}), "model");
+  const auto second = trace::ResultsFile::read_model(run(3, "again2", {"--experiment.method=pipar"}), "model");
+  EXPECT_EQ(first, second);
+  const auto other = trace::ResultsFile::read_model(
+      run(3, "again3", {"--experiment.method=pipar", "--experiment.seed=2"}), "model");
+  EXPECT_NE(first, other);
+}
+
+TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
+  // Device 1 splits after conv1, device 2 after pool2; the whole model is averaged layer
+  // by layer. Aggregating every 2 rounds of 4: rounds 2 and 4 are evaluated.
+  const auto file = run(3, "mixed", {"--experiment.method=pipar", "--device.1.split=1", "--device.2.split=4",
+                                     "--experiment.rounds=4", "--train.aggregate_every=2",
+                                     "--train.local_iterations=20", "--train.lr=0.02"});
+  const auto rounds = trace::ResultsFile::read_rounds(file);
+  ASSERT_EQ(rounds.size(), 4u);
+  EXPECT_TRUE(std::isnan(rounds[0].test_accuracy));
+  EXPECT_FALSE(std::isnan(rounds[1].test_accuracy));
+  EXPECT_TRUE(std::isnan(rounds[2].test_accuracy));
+  EXPECT_GT(rounds[3].test_accuracy, 0.5);
+  // Where a device splits changes no mathematics (no batch norm here): the same run
+  // with one split for all ends with the same weights.
+  const auto uniform = run(3, "uniform", {"--experiment.method=pipar", "--experiment.rounds=4",
+                                          "--train.aggregate_every=2", "--train.local_iterations=20",
+                                          "--train.lr=0.02"});
+  EXPECT_LE(relative_difference(trace::ResultsFile::read_model(file, "model"),
+                                trace::ResultsFile::read_model(uniform, "model")),
+            1e-5);
+}
+
 TEST_F(Methods, EveryMethodLearns) {
   for (const char* method : {"fl", "sl", "sfl", "pipar"}) {
     const auto file = run(3, std::string("learn_") + method,

@@ -110,6 +110,10 @@ std::vector<OptionSpec> build_table() {
       bounded(option("train.local_iterations", T::integer, "0", "mini-batches",
                      "mini-batches per device per round; 0 = use train.local_epochs"),
               0, 1e9),
+      bounded(option("train.aggregate_every", T::integer, "1", "rounds",
+                     "FedAvg every k rounds (and after the last); devices keep their own "
+                     "models in between (fl, sfl, pipar)"),
+              1, 1e6),
       bounded(option("train.server_threads", T::integer, "1", "threads",
                      "LibTorch intra-op threads on the server rank"),
               1, 1024),

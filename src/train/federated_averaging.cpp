@@ -34,14 +34,16 @@ FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devic
 
 void FederatedAveraging::run_round(const RoundContext& context) {
   if (rank_ == 0) {
-    aggregate(context);
+    if (settings_.aggregates_after(context.round)) aggregate(context);
   } else {
     train_device_round(context);
   }
 }
 
 void FederatedAveraging::train_device_round(const RoundContext& context) {
-  net::RecvHandle average = context.transport.post_recv(0, net::MessageKind::model);
+  const bool aggregating = settings_.aggregates_after(context.round);
+  net::RecvHandle average;
+  if (aggregating) average = context.transport.post_recv(0, net::MessageKind::model);
   const auto batches = batches_->round(context.round, settings_);
   for (std::size_t b = 0; b < batches.size(); ++b) {
     const int batch = static_cast<int>(b);
@@ -60,6 +62,7 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
     optimizer_->step();
     optimizer_->zero_grad();
   }
+  if (!aggregating) return;  // keep training our own model until the next aggregation
   net::MessageHeader header = model_header(context.round, static_cast<std::int64_t>(batches_->samples()));
   net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*model_), header));
   load_flat_state(*model_, tensor_from(receive_or_throw(average, context, 0, "averaged model")));
@@ -94,6 +97,7 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
 }
 
 std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& context) {
+  if (!settings_.aggregates_after(context.round)) return std::nullopt;  // nothing new to test
   ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
   return train::evaluate(*model_, *no_layers_, data_.dataset.test);
 }

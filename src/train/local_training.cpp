@@ -15,6 +15,8 @@ TrainingSettings training_settings(const Config& config) {
   s.batch_size = config.integer("train.batch_size");
   s.local_epochs = config.integer("train.local_epochs");
   s.local_iterations = config.integer("train.local_iterations");
+  s.rounds = static_cast<int>(config.integer("experiment.rounds"));
+  s.aggregate_every = static_cast<int>(config.integer("train.aggregate_every"));
   s.optimizer = config.text("train.optimizer");
   s.lr = config.real("train.lr");
   s.momentum = config.real("train.momentum");

@@ -89,7 +89,9 @@ void SplitLearning::train_device_round(const RoundContext& context) {
   }
   const auto batches = batches_->round(context.round, settings_);
   for (std::size_t b = 0; b < batches.size(); ++b) train_batch(context, static_cast<int>(b), batches[b]);
-  exchange_device_part(context);
+  if (schedule_ == SplitSchedule::sl || settings_.aggregates_after(context.round)) {
+    exchange_device_part(context);
+  }
 }
 
 void SplitLearning::train_batch(const RoundContext& context, int batch,
@@ -153,7 +155,7 @@ void SplitLearning::serve_parallel_round(const RoundContext& context) {
   std::vector<int> all;
   for (int device = 1; device <= devices_; ++device) all.push_back(device);
   serve_devices(context, all);
-  aggregate(context);
+  if (settings_.aggregates_after(context.round)) aggregate(context);
 }
 
 void SplitLearning::serve_sequential_round(const RoundContext& context) {
@@ -278,6 +280,9 @@ void SplitLearning::aggregate(const RoundContext& context) {
 }
 
 std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
+  if (schedule_ != SplitSchedule::sl && !settings_.aggregates_after(context.round)) {
+    return std::nullopt;  // the whole model only exists after an aggregation
+  }
   ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
   return train::evaluate(*whole_model_, *no_layers_, data_.dataset.test);
 }

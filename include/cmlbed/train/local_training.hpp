@@ -18,6 +18,13 @@ struct TrainingSettings {
   std::int64_t batch_size = 32;
   std::int64_t local_epochs = 1;
   std::int64_t local_iterations = 0;  // > 0 overrides local_epochs
+  int rounds = 1;
+  int aggregate_every = 1;  // FedAvg every k rounds and after the last
+
+  // Whether the round (0-based) ends with an aggregation.
+  bool aggregates_after(int round) const {
+    return (round + 1) % aggregate_every == 0 || round + 1 == rounds;
+  }
   std::string optimizer = "sgd";
   double lr = 0.01, momentum = 0.9, weight_decay = 0;
 };
