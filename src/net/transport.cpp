@@ -49,9 +49,12 @@ namespace {
 // Chunk receives outstanding per message.
 constexpr int kReceiveWindow = 8;
 
-// While MPI requests are pending the thread polls, backing off from 2 us to this
-// after the last completion: often enough for TCP socket buffers at 1 gbit, rarely
-// enough to cost little CPU on slow links.
+// While MPI requests are pending the thread polls, starting at the minimum interval
+// after any progress and backing off geometrically to the maximum: often enough for
+// TCP socket buffers at 1 gbit, rarely enough that a chunk costs a few wake-ups (each
+// wake-up also disturbs the computing thread; see the overlap benchmark).
+constexpr auto kMinPollInterval = std::chrono::microseconds(10);
+constexpr int kPollBackoff = 4;
 constexpr auto kMaxPollInterval = std::chrono::microseconds(1000);
 
 // How long a closing transport keeps trying to finish sends to a peer that may be dead.
@@ -212,7 +215,7 @@ class Transport::Impl {
   // ---- communication thread ----
 
   void run() {
-    std::chrono::microseconds poll(2);
+    std::chrono::microseconds poll = kMinPollInterval;
     try {
       while (true) {
         std::vector<std::shared_ptr<TransferState>> sends, recvs;
@@ -231,7 +234,7 @@ class Transport::Impl {
 
         std::unique_lock<std::mutex> lock(mutex_);
         if (!new_sends_.empty() || !new_recvs_.empty() || released || completed) {
-          poll = std::chrono::microseconds(2);
+          poll = kMinPollInterval;
           continue;
         }
         if (stopping_ && out_chunks_pending() == 0 && sends_in_flight_ == 0) return;
@@ -251,7 +254,7 @@ class Transport::Impl {
             wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
           }
           wake_.wait_for(lock, wait, has_work);
-          poll = std::min(poll * 2, kMaxPollInterval);
+          poll = std::min(poll * kPollBackoff, kMaxPollInterval);
         } else if (const auto due = next_due_ns()) {
           const auto wait = std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns()));
           wake_.wait_for(lock, wait, has_work);
