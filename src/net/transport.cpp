@@ -50,11 +50,14 @@ namespace {
 constexpr int kReceiveWindow = 8;
 
 // While MPI requests are pending the thread polls, starting at the minimum interval
-// after any progress and backing off geometrically to the maximum: often enough for
-// TCP socket buffers at 1 gbit, rarely enough that a chunk costs a few wake-ups (each
-// wake-up also disturbs the computing thread; see the overlap benchmark).
-constexpr auto kMinPollInterval = std::chrono::microseconds(10);
-constexpr int kPollBackoff = 4;
+// after any progress and backing off geometrically: up to 200 us while a message's
+// bytes are moving (TCP pushes a large message only as often as MPI is called: measured
+// here, a 1 ms cap halved unshaped TCP throughput), up to 1 ms while only receives
+// posted ahead wait for their first byte (cheap on CPU: each wake-up also disturbs the
+// computing thread; see the overlap benchmark).
+constexpr auto kMinPollInterval = std::chrono::microseconds(2);
+constexpr int kPollBackoff = 2;
+constexpr auto kMaxPollWhileMoving = std::chrono::microseconds(200);
 constexpr auto kMaxPollInterval = std::chrono::microseconds(1000);
 
 // How long a closing transport keeps trying to finish sends to a peer that may be dead.
@@ -254,7 +257,7 @@ class Transport::Impl {
             wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
           }
           wake_.wait_for(lock, wait, has_work);
-          poll = std::min(poll * kPollBackoff, kMaxPollInterval);
+          poll = std::min(poll * kPollBackoff, bytes_moving() ? kMaxPollWhileMoving : kMaxPollInterval);
         } else if (const auto due = next_due_ns()) {
           const auto wait = std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns()));
           wake_.wait_for(lock, wait, has_work);
@@ -315,7 +318,7 @@ class Transport::Impl {
         MPI_Request request;
         CMLBED_MPI_CHECK(MPI_Isend(chunk.data, chunk.bytes, MPI_BYTE, peer, chunk.tag, comm_,
                                    &request));
-        add_request(request, [this, owner = chunk.owner] { on_chunk_sent(owner); });
+        add_request(request, Traffic::moving, [this, owner = chunk.owner] { on_chunk_sent(owner); });
         released = true;
       }
     }
@@ -344,7 +347,7 @@ class Transport::Impl {
     MPI_Request request;
     CMLBED_MPI_CHECK(MPI_Irecv(&state->wire_header, static_cast<int>(sizeof(MessageHeader)),
                                MPI_BYTE, channel.peer, header_tag(channel.kind), comm_, &request));
-    add_request(request, [this, &channel, state] { on_header(channel, state); });
+    add_request(request, Traffic::waiting, [this, &channel, state] { on_header(channel, state); });
   }
 
   void on_header(Channel& channel, const std::shared_ptr<TransferState>& state) {
@@ -383,7 +386,7 @@ class Transport::Impl {
     MPI_Request request;
     CMLBED_MPI_CHECK(MPI_Irecv(state->message.payload.data() + offset, bytes, MPI_BYTE,
                                channel.peer, payload_tag(channel.kind), comm_, &request));
-    add_request(request, [this, &channel, state] {
+    add_request(request, Traffic::moving, [this, &channel, state] {
       if (--state->chunks_left == 0) return finish_receive(channel, state);
       post_next_chunk_receive(channel, state);
     });
@@ -417,9 +420,18 @@ class Transport::Impl {
     counter += h.bytes;
   }
 
-  void add_request(MPI_Request request, std::function<void()> on_complete) {
+  // `moving`: bytes of a message are on their way (a chunk send, a payload receive);
+  // `waiting`: a receive posted ahead for a header that may come much later.
+  enum class Traffic { moving, waiting };
+
+  void add_request(MPI_Request request, Traffic traffic, std::function<void()> on_complete) {
     requests_.push_back(request);
+    traffic_.push_back(traffic);
     on_complete_.push_back(std::move(on_complete));
+  }
+
+  bool bytes_moving() const {
+    return std::find(traffic_.begin(), traffic_.end(), Traffic::moving) != traffic_.end();
   }
 
   // Drives MPI progress; runs the completion of every finished request.
@@ -437,10 +449,12 @@ class Transport::Impl {
     for (std::size_t i = 0; i < requests_.size(); ++i) {
       if (requests_[i] == MPI_REQUEST_NULL) continue;
       requests_[kept] = requests_[i];
+      traffic_[kept] = traffic_[i];
       on_complete_[kept] = std::move(on_complete_[i]);
       ++kept;
     }
     requests_.resize(kept);
+    traffic_.resize(kept);
     on_complete_.resize(kept);
     for (auto& completion : completions) completion();
     return true;
@@ -482,6 +496,7 @@ class Transport::Impl {
   std::map<int, std::deque<OutChunk>> out_queues_;
   std::map<std::pair<int, int>, Channel> channels_;
   std::vector<MPI_Request> requests_;
+  std::vector<Traffic> traffic_;
   std::vector<std::function<void()>> on_complete_;
   std::vector<int> indices_;
   int sends_in_flight_ = 0;
