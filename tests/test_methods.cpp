@@ -97,8 +97,7 @@ std::vector<float> centralised_reference() {
       optimizer->zero_grad();
     }
   }
-  const torch::Tensor flat = flat_state(whole).contiguous();
-  return {flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel()};
+  return flat_state_values(whole);
 }
 
 class Methods : public ::testing::Test {

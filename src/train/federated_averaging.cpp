@@ -103,8 +103,7 @@ std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& conte
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::final_state() {
-  const torch::Tensor flat = flat_state(*model_).contiguous();
-  return {{"model", std::vector<float>(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel())}};
+  return {{"model", flat_state_values(*model_)}};
 }
 
 }  // namespace cmlbed::train

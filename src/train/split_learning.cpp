@@ -288,8 +288,7 @@ std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_state() {
-  const torch::Tensor flat = flat_state(*whole_model_).contiguous();
-  return {{"model", std::vector<float>(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel())}};
+  return {{"model", flat_state_values(*whole_model_)}};
 }
 
 }  // namespace cmlbed::train

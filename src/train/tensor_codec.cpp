@@ -102,6 +102,11 @@ torch::Tensor flat_state(torch::nn::Module& module) {
   return torch::cat(pieces);
 }
 
+std::vector<float> flat_state_values(torch::nn::Module& module) {
+  const torch::Tensor flat = flat_state(module).contiguous();
+  return {flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel()};
+}
+
 void load_flat_state(torch::nn::Module& module, const torch::Tensor& flat) {
   torch::NoGradGuard no_grad;
   std::int64_t offset = 0;

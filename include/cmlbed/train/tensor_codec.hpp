@@ -23,6 +23,8 @@ std::pair<torch::Tensor, torch::Tensor> activation_from(const net::Message& mess
 std::vector<torch::Tensor> state_tensors(torch::nn::Module& module);
 torch::Tensor flat_state(torch::nn::Module& module);
 void load_flat_state(torch::nn::Module& module, const torch::Tensor& flat);
+// flat_state as plain floats, for the results file.
+std::vector<float> flat_state_values(torch::nn::Module& module);
 
 // Parameters and buffers by name ("3.conv.weight": global layer index first, so names
 // agree between a whole model and its parts). Loading takes the names the module has
