@@ -252,7 +252,9 @@ class Transport::Impl {
         if (!requests_.empty()) {
           // MPI needs to be called for transfers to move: poll, backing off while idle,
           // but wake in time for the next chunk the link lets go.
-          auto wait = std::chrono::nanoseconds(poll);
+          // Only paced sends in flight: their completion matters little (the link lets
+          // the next chunk go at its deadline anyway), so check once a millisecond.
+          auto wait = std::chrono::nanoseconds(only_paced_sends() ? kMaxPollInterval : poll);
           if (const auto due = next_due_ns()) {
             wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
           }
@@ -318,7 +320,9 @@ class Transport::Impl {
         MPI_Request request;
         CMLBED_MPI_CHECK(MPI_Isend(chunk.data, chunk.bytes, MPI_BYTE, peer, chunk.tag, comm_,
                                    &request));
-        add_request(request, Traffic::moving, [this, owner = chunk.owner] { on_chunk_sent(owner); });
+        const bool shaped = links_.count(peer) > 0 && links_.at(peer).shaped();
+        add_request(request, shaped ? Traffic::paced : Traffic::moving,
+                    [this, owner = chunk.owner] { on_chunk_sent(owner); });
         released = true;
       }
     }
@@ -420,9 +424,10 @@ class Transport::Impl {
     counter += h.bytes;
   }
 
-  // `moving`: bytes of a message are on their way (a chunk send, a payload receive);
-  // `waiting`: a receive posted ahead for a header that may come much later.
-  enum class Traffic { moving, waiting };
+  // `moving`: bytes of a message are on their way (an unshaped chunk send, a payload
+  // receive); `waiting`: a receive posted ahead for a header that may come much later;
+  // `paced`: a chunk sent on a shaped link, whose next chunk is due only later.
+  enum class Traffic { moving, waiting, paced };
 
   void add_request(MPI_Request request, Traffic traffic, std::function<void()> on_complete) {
     requests_.push_back(request);
@@ -432,6 +437,10 @@ class Transport::Impl {
 
   bool bytes_moving() const {
     return std::find(traffic_.begin(), traffic_.end(), Traffic::moving) != traffic_.end();
+  }
+
+  bool only_paced_sends() const {
+    return std::all_of(traffic_.begin(), traffic_.end(), [](Traffic t) { return t == Traffic::paced; });
   }
 
   // Drives MPI progress; runs the completion of every finished request.
