@@ -44,7 +44,7 @@ std::vector<OptionSpec> build_table() {
       choice("experiment.method", "sfl", method_names(),
              "collaborative learning method to run"),
       bounded(option("experiment.rounds", T::integer, "5", "rounds",
-                     "training rounds (one aggregation each)"),
+                     "training rounds (see train.aggregate_every)"),
               1, 1e6),
       bounded(option("experiment.seed", T::integer, "1", "integer",
                      "seed for model weights, data partition and synthetic data"),
