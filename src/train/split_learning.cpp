@@ -1,7 +1,6 @@
 #include "split_learning.hpp"
 
 #include <map>
-#include <thread>
 
 #include "cmlbed/train/compute_stage.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
@@ -176,41 +175,16 @@ void SplitLearning::serve_sequential_round(const RoundContext& context) {
 // Serves the micro-batches of `devices` in arrival order on one compute stream until
 // every device has sent all of its mini-batches for the round.
 void SplitLearning::serve_devices(const RoundContext& context, const std::vector<int>& devices) {
-  std::map<int, std::int64_t> left;  // micro-batches still to come, per device
-  std::map<int, net::RecvHandle> posted;
+  std::map<int, std::int64_t> micro_batches;  // per device, for the round
   for (int device : devices) {
-    const std::int64_t batches =
-        batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_);
-    left[device] = batches * micro_batches_for(device);
-    if (left[device] > 0) posted[device] = context.transport.post_recv(device, net::MessageKind::activation);
+    micro_batches[device] =
+        batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_) *
+        micro_batches_for(device);
   }
-  auto deadline = std::chrono::steady_clock::now() + context.timeout;
-  while (!posted.empty()) {
-    bool served = false;
-    for (auto it = posted.begin(); it != posted.end();) {
-      const int device = it->first;
-      if (!it->second.ready()) {
-        ++it;
-        continue;
-      }
-      const net::Message message = it->second.wait();
-      if (--left[device] > 0) {
-        it->second = context.transport.post_recv(device, net::MessageKind::activation);
-        ++it;
-      } else {
-        it = posted.erase(it);
-      }
-      serve_micro_batch(context, device, message);
-      served = true;
-    }
-    if (served) {
-      deadline = std::chrono::steady_clock::now() + context.timeout;
-    } else if (std::chrono::steady_clock::now() > deadline) {
-      throw timeout_error(context, posted.begin()->first, "activation upload");
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
+  serve_in_arrival_order(context, net::MessageKind::activation, micro_batches, "activation upload",
+                         [&](int device, const net::Message& message) {
+                           serve_micro_batch(context, device, message);
+                         });
 }
 
 void SplitLearning::serve_micro_batch(const RoundContext& context, int device, const net::Message& message) {

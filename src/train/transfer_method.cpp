@@ -1,7 +1,6 @@
 #include "transfer_method.hpp"
 
-#include <algorithm>
-#include <thread>
+#include <map>
 
 #include "cmlbed/train/compute_stage.hpp"
 
@@ -44,37 +43,19 @@ void TransferMethod::run_round(const RoundContext& context) {
 }
 
 void TransferMethod::serve(const RoundContext& context) {
-  std::vector<net::RecvHandle> uploads;
-  for (int device = 1; device <= context.devices; ++device) {
-    uploads.push_back(context.transport.post_recv(device, net::MessageKind::transfer_up));
-  }
   // Answer each device as soon as its upload is complete, in arrival order.
-  std::vector<net::SendHandle> replies(static_cast<std::size_t>(context.devices));
-  std::vector<bool> answered(uploads.size(), false);
-  const auto deadline = std::chrono::steady_clock::now() + context.timeout;
-  for (std::size_t left = uploads.size(); left > 0;) {
-    bool progressed = false;
-    for (std::size_t i = 0; i < uploads.size(); ++i) {
-      if (answered[i] || !uploads[i].ready()) continue;
-      const net::Message upload = uploads[i].wait();
-      const int device = static_cast<int>(i) + 1;
-      replies[i] = context.transport.send(
-          device, transfer_header(net::MessageKind::transfer_down, context.round, upload.payload.size()),
-          net::Payload(upload.payload.size(), std::byte{0x5a}));
-      answered[i] = true;
-      --left;
-      progressed = true;
-    }
-    if (progressed) continue;
-    if (std::chrono::steady_clock::now() > deadline) {
-      const auto late = std::find(answered.begin(), answered.end(), false) - answered.begin();
-      throw timeout_error(context, static_cast<int>(late) + 1, "transfer upload");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    wait_or_throw(replies[i], context, static_cast<int>(i) + 1, "transfer reply");
-  }
+  std::map<int, std::int64_t> one_each;
+  for (int device = 1; device <= context.devices; ++device) one_each[device] = 1;
+  std::map<int, net::SendHandle> replies;
+  serve_in_arrival_order(context, net::MessageKind::transfer_up, one_each, "transfer upload",
+                         [&](int device, const net::Message& upload) {
+                           replies[device] = context.transport.send(
+                               device,
+                               transfer_header(net::MessageKind::transfer_down, context.round,
+                                               upload.payload.size()),
+                               net::Payload(upload.payload.size(), std::byte{0x5a}));
+                         });
+  for (const auto& [device, reply] : replies) wait_or_throw(reply, context, device, "transfer reply");
 }
 
 void TransferMethod::take_part(const RoundContext& context) {

@@ -3,6 +3,8 @@
 // and on each device. The driver (experiment.hpp) owns everything around it: clocks,
 // links, transport, timeline, results file, round boundaries, progress and summary.
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -52,6 +54,14 @@ std::unique_ptr<Method> make_method(const Config& config, int rank, int devices)
 // The error for a wait that saw no progress within the timeout: names rank, round,
 // stage and peer.
 std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage);
+
+// The server's receive loop: takes `expected[d]` messages of `kind` from each device d,
+// one posted receive per device at a time, and hands each to `serve` as it arrives, in
+// arrival order across devices. Throws timeout_error(stage) when no message arrives
+// within the timeout.
+void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
+                            const std::map<int, std::int64_t>& expected, const char* stage,
+                            const std::function<void(int device, const net::Message&)>& serve);
 
 // Waits for a receive, or throws a runtime error naming the stage and the peer once
 // `timeout` has passed, so a dead rank or a lost message cannot hang the job forever.
