@@ -86,10 +86,12 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
     ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::aggregate, context.round));
     load_flat_state(*model_, weighted_average(models, weights));
   }
+  // Every device gets the same average: flatten it once.
+  const torch::Tensor average = flat_state(*model_);
   std::vector<net::SendHandle> replies;
   for (int device = 1; device <= devices_; ++device) {
     net::MessageHeader header = model_header(context.round, 0);
-    replies.push_back(context.transport.send(device, header, tensor_payload(flat_state(*model_), header)));
+    replies.push_back(context.transport.send(device, header, tensor_payload(average, header)));
   }
   for (int device = 1; device <= devices_; ++device) {
     wait_or_throw(replies[static_cast<std::size_t>(device - 1)], context, device, "averaged model");
