@@ -13,6 +13,7 @@ packages=(
   libboost-program-options-dev libgtest-dev zlib1g-dev # options, tests, gzip datasets
   dataset-fashion-mnist                                # the default real dataset
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
+  python3-pytest                                       # their tests
 )
 
 missing=()

@@ -112,6 +112,8 @@ std::vector<Event> round_events(int rank, int round, int count = 4) {
 RoundRecord make_round(int round, int ranks = kRanks) {
   RoundRecord record;
   record.round = round;
+  record.t_start_ns = 2'000'000'000LL * round;
+  record.t_end_ns = record.t_start_ns + 1'500'000'000LL * round;
   record.wall_s = 1.5 * round;
   record.bytes_up = 1000 * round;
   record.bytes_down = (1LL << 33) + round;
@@ -126,6 +128,8 @@ RoundRecord make_round(int round, int ranks = kRanks) {
 
 void expect_same_round(const RoundRecord& expected, const RoundRecord& actual) {
   EXPECT_EQ(expected.round, actual.round);
+  EXPECT_EQ(expected.t_start_ns, actual.t_start_ns);
+  EXPECT_EQ(expected.t_end_ns, actual.t_end_ns);
   EXPECT_EQ(expected.wall_s, actual.wall_s);
   EXPECT_EQ(expected.bytes_up, actual.bytes_up);
   EXPECT_EQ(expected.bytes_down, actual.bytes_down);
@@ -364,8 +368,9 @@ TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
       owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT), "H5Dopen2 /rounds");
   const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
   EXPECT_EQ(member_names(type.get()),
-            (std::vector<std::string>{"round", "wall_s", "bytes_up", "bytes_down", "test_loss",
-                                      "test_accuracy", "busy_s", "idle_s"}));
+            (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
+                                      "bytes_down", "test_loss", "test_accuracy", "busy_s",
+                                      "idle_s"}));
   for (const char* name : {"busy_s", "idle_s"}) {
     const DatatypeHandle member = member_type(type.get(), name);
     ASSERT_EQ(H5Tget_class(member.get()), H5T_ARRAY) << name;

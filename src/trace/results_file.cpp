@@ -90,6 +90,8 @@ DatatypeHandle make_event_file_type() {
 struct RoundLayout {
   explicit RoundLayout(int mpi_size) : ranks(static_cast<std::size_t>(mpi_size)) {
     round = take(sizeof(std::int32_t));
+    t_start_ns = take(sizeof(std::int64_t));
+    t_end_ns = take(sizeof(std::int64_t));
     wall_s = take(sizeof(double));
     bytes_up = take(sizeof(std::int64_t));
     bytes_down = take(sizeof(std::int64_t));
@@ -101,8 +103,8 @@ struct RoundLayout {
 
   std::size_t ranks;
   std::size_t size = 0;
-  std::size_t round = 0, wall_s = 0, bytes_up = 0, bytes_down = 0, test_loss = 0, test_accuracy = 0,
-              busy_s = 0, idle_s = 0;
+  std::size_t round = 0, t_start_ns = 0, t_end_ns = 0, wall_s = 0, bytes_up = 0, bytes_down = 0,
+              test_loss = 0, test_accuracy = 0, busy_s = 0, idle_s = 0;
 
  private:
   std::size_t take(std::size_t bytes) {
@@ -120,6 +122,8 @@ DatatypeHandle make_round_type(const RoundLayout& layout) {
       owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, layout.size), "H5Tcreate(round compound)");
   const hid_t row = type.get();
   insert_member(row, "round", layout.round, H5T_NATIVE_INT32);
+  insert_member(row, "t_start_ns", layout.t_start_ns, H5T_NATIVE_INT64);
+  insert_member(row, "t_end_ns", layout.t_end_ns, H5T_NATIVE_INT64);
   insert_member(row, "wall_s", layout.wall_s, H5T_NATIVE_DOUBLE);
   insert_member(row, "bytes_up", layout.bytes_up, H5T_NATIVE_INT64);
   insert_member(row, "bytes_down", layout.bytes_down, H5T_NATIVE_INT64);
@@ -146,6 +150,8 @@ Value get(const unsigned char* row, std::size_t offset) {
 std::vector<unsigned char> pack_round(const RoundLayout& layout, const RoundRecord& record) {
   std::vector<unsigned char> row(layout.size);
   put(row.data(), layout.round, record.round);
+  put(row.data(), layout.t_start_ns, record.t_start_ns);
+  put(row.data(), layout.t_end_ns, record.t_end_ns);
   put(row.data(), layout.wall_s, record.wall_s);
   put(row.data(), layout.bytes_up, record.bytes_up);
   put(row.data(), layout.bytes_down, record.bytes_down);
@@ -159,6 +165,8 @@ std::vector<unsigned char> pack_round(const RoundLayout& layout, const RoundReco
 RoundRecord unpack_round(const RoundLayout& layout, const unsigned char* row) {
   RoundRecord record;
   record.round = get<std::int32_t>(row, layout.round);
+  record.t_start_ns = get<std::int64_t>(row, layout.t_start_ns);
+  record.t_end_ns = get<std::int64_t>(row, layout.t_end_ns);
   record.wall_s = get<double>(row, layout.wall_s);
   record.bytes_up = get<std::int64_t>(row, layout.bytes_up);
   record.bytes_down = get<std::int64_t>(row, layout.bytes_down);

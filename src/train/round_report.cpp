@@ -32,6 +32,8 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
                                      const std::optional<Evaluation>& evaluation) {
   trace::RoundRecord record;
   record.round = round;
+  record.t_start_ns = start_ns;
+  record.t_end_ns = end_ns;
   record.wall_s = static_cast<double>(end_ns - start_ns) * 1e-9;
   record.busy_s = trace::busy_seconds_per_rank(events, start_ns, end_ns);
   for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));

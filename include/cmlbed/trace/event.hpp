@@ -41,6 +41,8 @@ struct Event {
 // One row of the per-round table; busy_s / idle_s have one entry per MPI rank.
 struct RoundRecord {
   std::int32_t round = 0;
+  std::int64_t t_start_ns = 0;  // the round's timed window on the server, rank 0's time
+  std::int64_t t_end_ns = 0;    // base; busy/idle are measured inside it
   double wall_s = 0;
   std::int64_t bytes_up = 0;    // devices -> server, payload bytes
   std::int64_t bytes_down = 0;  // server -> devices

@@ -1,0 +1,140 @@
+"""cmlbed-report: tables, pictures and traces from cmlbed results files."""
+
+import argparse
+import os
+import sys
+
+from .errors import ReportError
+
+EPILOG = """examples:
+  cmlbed-report summary results/quickstart-*.h5
+  cmlbed-report summary results/sweep-*/*.h5 --csv runs.csv --markdown runs.md
+  cmlbed-report timeline results/quickstart-{fl,sfl,pipar}.h5 --rounds 0 -o timeline.png
+  cmlbed-report perfetto results/quickstart-pipar.h5 -o pipar.json   # ui.perfetto.dev
+  cmlbed-report idle results/quickstart-*.h5 -o idle.png
+  cmlbed-report accuracy results/quickstart-*.h5 -o accuracy.png
+
+exit status: 0 done, 1 a file could not be read or written, 2 bad command line,
+3 a Python package is missing.  The file layout: docs/results-format.md."""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="cmlbed-report", description=__doc__, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    summary = sub.add_parser(
+        "summary", help="tables per run and across runs, with speedups against a baseline",
+        description="Per-round table of each run, then one row per run: method, model, "
+                    "split, micro-batches, links, round and total wall time, server and "
+                    "device busy/idle seconds and percentages, MB up/down, final and best "
+                    "accuracy, and speedup and idle-time reductions against a baseline "
+                    "run. Numbers come from each file's /rounds table.")
+    summary.add_argument("files", nargs="+", metavar="FILE")
+    summary.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
+                         help="compare each run with the run of this method in the same "
+                              "experiment (same configuration apart from the method), or "
+                              "with this one file (default: fl; the first file when no "
+                              "run is fl)")
+    summary.add_argument("--brief", action="store_true",
+                         help="only the across-runs table, not each run's rounds")
+    summary.add_argument("--csv", metavar="OUT", help="also write the across-runs table as CSV")
+    summary.add_argument("--rounds-csv", metavar="OUT",
+                         help="also write every run's per-round rows as CSV")
+    summary.add_argument("--markdown", metavar="OUT", help="also write both tables as Markdown")
+
+    timeline = sub.add_parser(
+        "timeline", help="Gantt chart PNG of one or more runs on one time scale",
+        description="One row per rank and lane (compute, uplink, downlink), server on "
+                    "top, one colour per kind of event, micro-batch numbers where they "
+                    "fit. Several files are drawn one above the other on the same time "
+                    "scale.")
+    timeline.add_argument("files", nargs="+", metavar="FILE")
+    timeline.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    timeline.add_argument("--rounds", default="all", metavar="SPEC",
+                          help="rounds to draw: all (default), N, N-M or N,M,...")
+    timeline.add_argument("--title", help="a title above the chart")
+
+    perfetto = sub.add_parser(
+        "perfetto", help="Chrome/Perfetto trace JSON of a run (open in ui.perfetto.dev)",
+        description="pid = rank ('server', 'device k'), tid = lane (transfers in flight "
+                    "together spill onto 'uplink #2', ...), complete events in "
+                    "microseconds of the run's time base, and a flow arrow from each "
+                    "send to its receive.")
+    perfetto.add_argument("file", metavar="FILE")
+    perfetto.add_argument("-o", "--output", required=True, metavar="OUT.json")
+
+    idle = sub.add_parser("idle", help="bar charts of server/device idle time and speedup")
+    idle.add_argument("files", nargs="+", metavar="FILE")
+    idle.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    idle.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
+                      help="as for summary (default: fl)")
+
+    accuracy = sub.add_parser("accuracy", help="time-to-accuracy curves")
+    accuracy.add_argument("files", nargs="+", metavar="FILE")
+    accuracy.add_argument("-o", "--output", required=True, metavar="OUT.png")
+    return parser
+
+
+def _write(path, text):
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise ReportError("cannot write %s: %s" % (path, e.strerror or e))
+
+
+def _check_output(path):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ReportError("cannot write %s: directory %s does not exist" % (path, directory))
+
+
+def run(args):
+    from . import plots, summary, timeline, perfetto
+    from .results import load_runs, Run
+
+    if args.command == "summary":
+        runs = load_runs(args.files)
+        for r in runs:
+            if not r.complete:
+                print("cmlbed-report: note: %s is incomplete: %d of %d rounds (summarising "
+                      "those)" % (r.path, len(r.rounds), r.configured_rounds), file=sys.stderr)
+        rows = summary.compare(runs, args.baseline)
+        for path in (args.csv, args.rounds_csv, args.markdown):
+            if path:
+                _check_output(path)
+        sys.stdout.write(summary.report_text(runs, rows, per_round=not args.brief))
+        if args.csv:
+            _write(args.csv, summary.csv_text(rows, summary.RUN_COLUMNS))
+        if args.rounds_csv:
+            _write(args.rounds_csv, summary.rounds_csv(runs))
+        if args.markdown:
+            _write(args.markdown, summary.report_markdown(runs, rows))
+        return
+    _check_output(args.output)
+    if args.command == "timeline":
+        timeline.draw(load_runs(args.files), args.output, args.rounds, args.title)
+    elif args.command == "perfetto":
+        document = perfetto.write_trace(Run(args.file), args.output)
+        print("%s: %d trace events" % (args.output, len(document["traceEvents"])))
+        return
+    elif args.command == "idle":
+        plots.idle_bars(load_runs(args.files), args.output, args.baseline)
+    elif args.command == "accuracy":
+        plots.accuracy_curves(load_runs(args.files), args.output)
+    print("wrote %s" % args.output)
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        run(args)
+    except ReportError as e:
+        print("cmlbed-report: error: %s" % e, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,130 @@
+"""A run as a Chrome / Perfetto trace (JSON "Trace Event Format"), to open in
+ui.perfetto.dev or chrome://tracing: one process per rank ("server", "device k"), one
+thread per lane, a complete event ("ph": "X", microseconds) per recorded event, and a
+flow arrow from each send to the receive of the same message."""
+
+import collections
+import json
+
+from .results import LANES
+
+# Complete events on one thread must nest; transfers in flight at the same time on one
+# lane overlap without nesting (PiPar uploads the next micro-batch while the last is on
+# the wire), so they spill onto extra threads of the lane: tid = lane + 10 * k.
+_SPILL_STRIDE = 10
+
+
+def _process_name(rank):
+    return "server" if rank == 0 else "device %d" % rank
+
+
+def _event_name(run, e):
+    name = run.kind_names[e["kind"]]
+    if e["micro_batch"] >= 0:
+        name += " mb%d" % e["micro_batch"]
+    return name
+
+
+def _assign_tracks(starts, ends):
+    """Greedy track per event (events sorted by start, longest first): an event goes on
+    the first track where it nests inside the open event or starts after it ended."""
+    stacks = []
+    tracks = []
+    for start, end in zip(starts, ends):
+        for k, stack in enumerate(stacks):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if not stack or end <= stack[-1]:
+                stack.append(end)
+                tracks.append(k)
+                break
+        else:
+            stacks.append([end])
+            tracks.append(len(stacks) - 1)
+    return tracks
+
+
+def transfer_key(e):
+    """What identifies a message on both sides: the header's round, batch, micro-batch
+    and payload bytes (the occurrence count separates repeats)."""
+    return (int(e["round"]), int(e["batch"]), int(e["micro_batch"]), int(e["bytes"]))
+
+
+def match_transfers(run):
+    """Pairs (sender rank, send row, receiver rank, recv row) of one message each."""
+    send, recv = run.kind_code("send"), run.kind_code("recv")
+    receives = collections.defaultdict(collections.deque)
+    for rank, events in enumerate(run.events):
+        for i in sorted(range(len(events)), key=lambda i: events[i]["t_start_ns"]):
+            e = events[i]
+            if e["kind"] == recv:
+                receives[(int(e["peer"]), rank) + transfer_key(e)].append(i)
+    pairs = []
+    for rank, events in enumerate(run.events):
+        for i in sorted(range(len(events)), key=lambda i: events[i]["t_start_ns"]):
+            e = events[i]
+            if e["kind"] != send:
+                continue
+            queue = receives.get((rank, int(e["peer"])) + transfer_key(e))
+            if queue:
+                pairs.append((rank, i, int(e["peer"]), queue.popleft()))
+    return pairs
+
+
+def trace_events(run):
+    out = []
+    lane_tids = collections.defaultdict(set)
+    tid_of = {}  # (rank, row) -> tid
+    for rank, events in enumerate(run.events):
+        out.append({"ph": "M", "name": "process_name", "pid": rank, "tid": 0,
+                    "args": {"name": _process_name(rank)}})
+        out.append({"ph": "M", "name": "process_sort_index", "pid": rank, "tid": 0,
+                    "args": {"sort_index": rank}})
+        for lane in range(len(run.lane_names)):
+            rows = [i for i in range(len(events)) if events[i]["lane"] == lane]
+            rows.sort(key=lambda i: (events[i]["t_start_ns"], -events[i]["t_end_ns"]))
+            tracks = _assign_tracks([events[i]["t_start_ns"] for i in rows],
+                                    [events[i]["t_end_ns"] for i in rows])
+            for i, k in zip(rows, tracks):
+                tid = lane + _SPILL_STRIDE * k
+                tid_of[(rank, i)] = tid
+                lane_tids[(rank, lane)].add(tid)
+                e = events[i]
+                out.append({
+                    "ph": "X", "pid": rank, "tid": tid, "name": _event_name(run, e),
+                    "cat": run.kind_names[e["kind"]],
+                    "ts": int(e["t_start_ns"]) / 1e3,
+                    "dur": (int(e["t_end_ns"]) - int(e["t_start_ns"])) / 1e3,
+                    "args": {"round": int(e["round"]), "batch": int(e["batch"]),
+                             "micro_batch": int(e["micro_batch"]), "peer": int(e["peer"]),
+                             "bytes": int(e["bytes"])},
+                })
+    for (rank, lane), tids in lane_tids.items():
+        for tid in sorted(tids):
+            spill = tid // _SPILL_STRIDE
+            name = run.lane_names[lane] + (" #%d" % (spill + 1) if spill else "")
+            out.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
+                        "args": {"name": name}})
+            out.append({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": tid,
+                        "args": {"sort_index": tid}})
+    for flow_id, (src, i, dst, j) in enumerate(match_transfers(run), start=1):
+        s, r = run.events[src][i], run.events[dst][j]
+        # The start binds to the send slice that encloses it, the end ("bp": "e") to the
+        # receive slice that encloses it.
+        out.append({"ph": "s", "id": flow_id, "pid": src, "tid": tid_of[(src, i)],
+                    "ts": int(s["t_start_ns"]) / 1e3, "name": "message", "cat": "transfer"})
+        out.append({"ph": "f", "bp": "e", "id": flow_id, "pid": dst, "tid": tid_of[(dst, j)],
+                    "ts": int(r["t_end_ns"]) / 1e3, "name": "message", "cat": "transfer"})
+    return out
+
+
+def write_trace(run, path):
+    document = {
+        "traceEvents": trace_events(run),
+        "displayTimeUnit": "ms",
+        "otherData": {"source": run.path, "method": run.method, "mpi_size": run.mpi_size,
+                      "time_base": "rank 0's clock, microseconds", "lanes": list(LANES)},
+    }
+    with open(path, "w") as f:
+        json.dump(document, f, separators=(",", ":"))
+    return document

@@ -1,0 +1,25 @@
+"""matplotlib, imported only by the commands that draw, without a display."""
+
+from .errors import ReportError
+
+
+def pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ReportError("drawing needs matplotlib, which %s lacks; on Debian: "
+                          "apt-get install python3-matplotlib" % _python())
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _python():
+    import sys
+    return sys.executable or "this python3"
+
+
+def label(run, runs):
+    """A run's name in a legend: the method, or the file name where methods repeat."""
+    methods = [r.method for r in runs]
+    return run.method if methods.count(run.method) == 1 else "%s (%s)" % (run.method, run.name)

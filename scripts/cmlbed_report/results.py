@@ -1,0 +1,134 @@
+"""Reading one cmlbed results file (layout: docs/results-format.md) into plain numpy
+arrays, with clear errors for files that are not results files."""
+
+import configparser
+import os
+
+import h5py
+
+from .errors import ReportError
+
+LANES = ("compute", "uplink", "downlink")
+
+
+class Run:
+    """A results file, read completely (files of short runs are small; a long run's
+    events fit in memory as well: 42 bytes per event)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.splitext(os.path.basename(path))[0]
+        with _open(path) as f:
+            _check_layout(f, path)
+            self.method = str(f.attrs["method"])
+            self.mpi_size = int(f.attrs["mpi_size"])
+            self.config_text = str(f.attrs["config"])
+            self.started_at = str(f.attrs.get("started_at", ""))
+            self.rounds = f["rounds"][()]
+            self.summary = {k: float(v) for k, v in f["summary"].attrs.items()}
+            self.events = [f["ranks/%d/events" % r][()] for r in range(self.mpi_size)]
+            dtype = self.events[0].dtype
+            self.kind_names = _enum_names(dtype, "kind", path)
+            self.lane_names = _enum_names(dtype, "lane", path)
+        self.config = _parse_config(self.config_text, path)
+        if len(self.rounds) == 0:
+            raise ReportError("%s holds no completed round (the run stopped before its first "
+                              "round ended)" % path)
+
+    # --- configuration -------------------------------------------------------------
+    def option(self, key, device=None):
+        """A resolved option, 'section.key'; with device=K the [device.K] override wins."""
+        section, name = key.split(".", 1)
+        if device is not None and self.config.has_option("device.%d" % device, name):
+            return self.config.get("device.%d" % device, name)
+        return self.config.get(section, name, fallback="")
+
+    def device_values(self, key):
+        """The option's value on every device (ranks 1..mpi_size-1)."""
+        return [self.option(key, d) for d in range(1, self.mpi_size)]
+
+    @property
+    def configured_rounds(self):
+        return int(self.option("experiment.rounds") or 0)
+
+    @property
+    def complete(self):
+        return len(self.summary) > 0 and len(self.rounds) >= self.configured_rounds
+
+    @property
+    def devices(self):
+        return self.mpi_size - 1
+
+    def require_round_windows(self):
+        if "t_start_ns" not in self.rounds.dtype.names:
+            raise ReportError("%s was written by an older cmlbed whose /rounds table has no "
+                              "round windows (t_start_ns, t_end_ns); run it again"
+                              % self.path)
+
+    # --- events ----------------------------------------------------------------------
+    def kind_code(self, name):
+        return self.kind_names.index(name)
+
+    def lane_code(self, name):
+        return self.lane_names.index(name)
+
+
+def _open(path):
+    if not os.path.exists(path):
+        raise ReportError("%s: no such file" % path)
+    if os.path.isdir(path):
+        raise ReportError("%s is a directory, not a results file" % path)
+    if not h5py.is_hdf5(path):
+        raise ReportError("%s is not an HDF5 file (cmlbed writes its results as HDF5; "
+                          "is it a results file, and was it written completely?)" % path)
+    try:
+        return h5py.File(path, "r")
+    except OSError as e:
+        if "truncated file" in str(e):
+            raise ReportError("%s is cut short (%s): it was copied or written incompletely"
+                              % (path, str(e).split("(", 1)[-1].rstrip(")")))
+        if "unable to lock file" in str(e).lower():
+            raise ReportError("%s is locked by another process, probably a run still "
+                              "writing it; to read it anyway set HDF5_USE_FILE_LOCKING=FALSE"
+                              % path)
+        raise ReportError("%s cannot be opened as HDF5: %s" % (path, e))
+
+
+def _check_layout(f, path):
+    missing = [a for a in ("cmlbed_version", "method", "mpi_size", "config")
+               if a not in f.attrs]
+    if missing:
+        raise ReportError("%s is an HDF5 file but not a cmlbed results file (no root "
+                          "attribute %s)" % (path, ", ".join(repr(m) for m in missing)))
+    size = int(f.attrs["mpi_size"])
+    needed = ["rounds", "summary"] + ["ranks/%d/events" % r for r in range(size)]
+    absent = [n for n in needed if n not in f]
+    if absent:
+        raise ReportError("%s is an incomplete cmlbed results file: missing %s (the run was "
+                          "probably killed while the file was being created)"
+                          % (path, ", ".join("/" + n for n in absent)))
+
+
+def _enum_names(dtype, field, path):
+    mapping = h5py.check_enum_dtype(dtype[field])
+    if not mapping:
+        raise ReportError("%s: the events' %r field is not an HDF5 enum" % (path, field))
+    names = [None] * (max(mapping.values()) + 1)
+    for name, value in mapping.items():
+        names[value] = name
+    return names
+
+
+def _parse_config(text, path):
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    try:
+        parser.read_string(text)
+    except configparser.Error as e:
+        raise ReportError("%s: the stored configuration cannot be parsed: %s" % (path, e))
+    return parser
+
+
+def load_runs(paths):
+    if not paths:
+        raise ReportError("no results file given")
+    return [Run(p) for p in paths]

@@ -1,0 +1,127 @@
+"""Gantt chart of one or more runs: one row per rank and lane (server on top), one colour
+per kind of event, micro-batch numbers where they fit. Several runs share one time
+scale, so PiPar's overlap shows next to SFL's and FL's."""
+
+import numpy as np
+
+from .errors import ReportError
+from .plotting import pyplot
+
+KIND_COLOURS = {
+    "forward": "#4C72B0", "backward": "#DD8452", "step": "#55A868", "send": "#8172B3",
+    "recv": "#64B5CD", "wait": "#DADADA", "aggregate": "#C44E52", "evaluate": "#8C8C8C",
+    "compute": "#937860", "sleep": "#CCB974",
+}
+_MIN_LABEL_PX = 14  # a bar narrower than this gets no micro-batch number
+
+
+def parse_rounds(spec, run):
+    """'all', '3', '0-2' or '0,2,5' -> sorted round numbers present in the run."""
+    present = [int(r) for r in run.rounds["round"]]
+    if spec in (None, "", "all"):
+        return present
+    chosen = set()
+    try:
+        for part in spec.split(","):
+            lo, _, hi = part.partition("-")
+            chosen.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise ReportError("--rounds %r: expected 'all', N, N-M or a list like 0,2" % spec)
+    missing = sorted(chosen - set(present))
+    if missing:
+        raise ReportError("%s has no round %s (its rounds: %d-%d)"
+                          % (run.path, ", ".join(map(str, missing)), present[0], present[-1]))
+    return sorted(chosen)
+
+
+def _rows(run):
+    """(rank, lane) rows in drawing order, top first, leaving out lanes with no event."""
+    rows = []
+    for rank, events in enumerate(run.events):
+        for lane in range(len(run.lane_names)):
+            if np.any(events["lane"] == lane):
+                rows.append((rank, lane))
+    return rows
+
+
+def _row_label(run, rank, lane):
+    who = "server" if rank == 0 else "device %d" % rank
+    return "%s %s" % (who, run.lane_names[lane])
+
+
+def _window(run, rounds):
+    run.require_round_windows()
+    table = run.rounds[np.isin(run.rounds["round"], rounds)]
+    t0 = int(table["t_start_ns"].min())
+    ends = [int(table["t_end_ns"].max())]
+    for events in run.events:
+        chosen = np.isin(events["round"], rounds)
+        if chosen.any():
+            ends.append(int(events["t_end_ns"][chosen].max()))
+    return t0, max(ends), table
+
+
+def draw(runs, out_path, rounds_spec=None, title=None):
+    plt = pyplot()
+    selections = [parse_rounds(rounds_spec, run) for run in runs]
+    windows = [_window(run, rounds) for run, rounds in zip(runs, selections)]
+    span_s = max((end - start) * 1e-9 for start, end, _ in windows)
+    heights = [len(_rows(run)) for run in runs]
+    fig, axes = plt.subplots(len(runs), 1, squeeze=False, sharex=True,
+                             figsize=(14, 1.2 + 0.32 * sum(heights) + 0.6 * len(runs)),
+                             gridspec_kw={"height_ratios": heights})
+    used_kinds = set()
+    for ax, run, rounds, (t0, _, table) in zip(axes[:, 0], runs, selections, windows):
+        used_kinds |= _draw_run(ax, run, rounds, t0, table, span_s, fig)
+    ax = axes[-1, 0]
+    ax.set_xlim(0, span_s * 1.01)
+    ax.set_xlabel("seconds since the start of the first round shown")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS.get(k, "black"))
+               for k in KIND_COLOURS if k in used_kinds]
+    fig.legend(handles, [k for k in KIND_COLOURS if k in used_kinds], loc="upper center",
+               ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    if title:
+        fig.suptitle(title, y=1.03)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(out_path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def _draw_run(ax, run, rounds, t0, table, span_s, fig):
+    rows = _rows(run)
+    y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}  # server on top
+    axes_px = fig.get_size_inches()[0] * fig.dpi * 0.85
+    bars = {}  # (row y, kind, is transfer) -> [(start, width)], drawn once per key
+    # Numbers only where a mini-batch is really cut into micro-batches.
+    pipelined = any(len(e) and e["micro_batch"].max() > 0 for e in run.events)
+    for rank, events in enumerate(run.events):
+        chosen = events[np.isin(events["round"], rounds)]
+        for e in chosen:
+            y = y_of[(rank, int(e["lane"]))]
+            kind = run.kind_names[e["kind"]]
+            start = (int(e["t_start_ns"]) - t0) * 1e-9
+            width = (int(e["t_end_ns"]) - int(e["t_start_ns"])) * 1e-9
+            transfer = int(e["lane"]) != run.lane_code("compute")
+            bars.setdefault((y, kind, transfer), []).append((start, width))
+            if pipelined and e["micro_batch"] >= 0 and width / span_s * axes_px >= _MIN_LABEL_PX:
+                ax.text(start + width / 2, y, str(int(e["micro_batch"])), ha="center",
+                        va="center", fontsize=6, color="white", zorder=3)
+    for (y, kind, transfer), spans in bars.items():
+        # Transfers in flight together overlap on their lane: thin white edges and a
+        # little transparency keep each one visible.
+        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=KIND_COLOURS.get(kind, "black"),
+                       edgecolor="white" if transfer else "none", linewidth=0.4,
+                       alpha=0.85 if transfer else 1.0)
+    for r in table:
+        ax.axvline((int(r["t_start_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls="--")
+        ax.axvline((int(r["t_end_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls=":")
+        ax.text((int(r["t_start_ns"]) - t0) * 1e-9, len(rows) - 0.45, " round %d" % r["round"],
+                fontsize=7, va="bottom")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([_row_label(run, *row) for row in reversed(rows)], fontsize=7)
+    ax.set_ylim(-0.6, len(rows) - 0.1)
+    ax.set_title("%s: %s, %s, %d device(s); dashed = round start, dotted = round end"
+                 % (run.name, run.method, run.option("model.name"), run.devices),
+                 fontsize=9, loc="left")
+    ax.grid(axis="x", lw=0.3, alpha=0.5)
+    return {kind for _, kind, _ in bars}

@@ -1,0 +1,247 @@
+"""scripts/cmlbed-report on results files of short real runs: its numbers against the
+raw events, the Perfetto export against the HDF5 events, the pictures, and clear errors
+for bad input."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import report
+from cmlbed_report import perfetto, summary
+from cmlbed_report.results import Run, load_runs
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def runs_in(d):
+    return load_runs(sorted(str(p) for p in d.glob("*.h5")))
+
+
+def naive_union_s(intervals):
+    """Reference: merge sorted intervals one by one."""
+    total, current = 0, None
+    for start, end in sorted(intervals):
+        if current and start <= current[1]:
+            current[1] = max(current[1], end)
+        else:
+            if current:
+                total += current[1] - current[0]
+            current = [start, end]
+    if current:
+        total += current[1] - current[0]
+    return total * 1e-9
+
+
+def busy_from_events(run, rank, lo, hi):
+    compute, wait = run.lane_names.index("compute"), run.kind_names.index("wait")
+    spans = []
+    for e in run.events[rank]:
+        if e["lane"] == compute and e["kind"] != wait:
+            start, end = max(int(e["t_start_ns"]), lo), min(int(e["t_end_ns"]), hi)
+            if end > start:
+                spans.append((start, end))
+    return naive_union_s(spans)
+
+
+def test_summary_numbers_match_the_events(runs_dir):
+    for run in runs_in(runs_dir):
+        rows = summary.round_rows(run)
+        server_busy = 0.0
+        for row, r in zip(rows, run.rounds):
+            lo, hi = int(r["t_start_ns"]), int(r["t_end_ns"])
+            wall = (hi - lo) * 1e-9
+            assert row["wall_s"] == pytest.approx(wall, abs=1e-9)
+            busy = [busy_from_events(run, rank, lo, hi) for rank in range(run.mpi_size)]
+            assert busy[0] > 0 or run.method == "fl"
+            assert row["server_busy_s"] == pytest.approx(busy[0], abs=1e-6)
+            assert row["server_idle_s"] == pytest.approx(wall - busy[0], abs=1e-6)
+            device_idle = np.mean([wall - b for b in busy[1:]])
+            assert row["device_idle_s"] == pytest.approx(device_idle, abs=1e-6)
+            assert row["server_idle_pct"] == pytest.approx(100 * (wall - busy[0]) / wall)
+            server_busy += busy[0]
+            # Bytes: what the devices sent up and the server sent down in that round.
+            send = run.kind_names.index("send")
+            up = sum(int(e["bytes"]) for rank in range(1, run.mpi_size)
+                     for e in run.events[rank] if e["kind"] == send and e["round"] == r["round"])
+            down = sum(int(e["bytes"]) for e in run.events[0]
+                       if e["kind"] == send and e["round"] == r["round"])
+            assert row["mb_up"] == pytest.approx(up / 1e6) and up > 0
+            assert row["mb_down"] == pytest.approx(down / 1e6) and down > 0
+        numbers = summary.run_numbers(run)
+        assert numbers["server_busy_s"] == pytest.approx(server_busy, abs=1e-5)
+        assert numbers["total_s"] == pytest.approx(sum(r["wall_s"] for r in rows))
+        assert numbers["rounds"] == 2 and numbers["complete"]
+        accuracies = [r["test_accuracy"] for r in rows]
+        assert numbers["final_accuracy"] == accuracies[-1]
+        assert numbers["best_accuracy"] == max(accuracies)
+        # The file's own summary, written by cmlbed, agrees.
+        assert numbers["server_idle_s"] == pytest.approx(run.summary["server_idle_s"], rel=1e-9)
+        assert numbers["mean_round_s"] == pytest.approx(run.summary["mean_round_s"], rel=1e-9)
+
+
+def test_runs_are_compared_with_the_baseline_of_the_same_experiment(runs_dir):
+    runs = runs_in(runs_dir)
+    rows = {row["run"]: row for row in summary.compare(runs)}
+    assert rows["pipar-20mbit"]["baseline"] == "fl-20mbit"
+    assert rows["sfl-20mbit"]["baseline"] == "fl-20mbit"
+    assert rows["fl-50mbit"]["baseline"] == "fl-50mbit"
+    pipar, fl = rows["pipar-20mbit"], rows["fl-20mbit"]
+    assert pipar["speedup"] == pytest.approx(fl["mean_round_s"] / pipar["mean_round_s"])
+    assert pipar["server_idle_reduction"] == pytest.approx(
+        fl["server_idle_s"] / pipar["server_idle_s"])
+    assert pipar["micro_batches"] == "4" and pipar["split"] == "3"
+    assert pipar["links"] == "20mbit/unshaped" and fl["split"] == "-"
+    # An explicit file as the baseline is used for every run.
+    rows = summary.compare(runs, baseline=str(runs_dir / "sfl-20mbit.h5"))
+    assert {row["baseline"] for row in rows} == {"sfl-20mbit"}
+
+
+def test_summary_command_writes_text_csv_and_markdown(runs_dir, tmp_path):
+    files = sorted(runs_dir.glob("*.h5"))
+    status, out, err = report("summary", *files, "--csv", tmp_path / "runs.csv",
+                              "--markdown", tmp_path / "runs.md",
+                              "--rounds-csv", tmp_path / "rounds.csv")
+    assert status == 0, err
+    for name in ("fl-20mbit", "sfl-20mbit", "pipar-20mbit", "fl-50mbit"):
+        assert name in out
+    lines = (tmp_path / "runs.csv").read_text().splitlines()
+    assert lines[0].startswith("run,method,model,split,micro_batches")
+    assert len(lines) == 1 + len(files)
+    header = lines[0].split(",")
+    pipar = dict(zip(header, next(l for l in lines if l.startswith("pipar")).split(",")))
+    expected = summary.run_numbers(Run(str(runs_dir / "pipar-20mbit.h5")))
+    assert float(pipar["server_idle_s"]) == pytest.approx(expected["server_idle_s"])
+    assert len((tmp_path / "rounds.csv").read_text().splitlines()) == 1 + 2 * len(files)
+    markdown = (tmp_path / "runs.md").read_text()
+    assert markdown.count("\n## ") == len(files) and "| pipar-20mbit | pipar |" in markdown
+
+
+def test_perfetto_trace_matches_the_events_one_to_one(runs_dir, tmp_path):
+    path = runs_dir / "pipar-20mbit.h5"
+    out = tmp_path / "trace.json"
+    status, _, err = report("perfetto", path, "-o", out)
+    assert status == 0, err
+    trace = json.loads(out.read_text())["traceEvents"]
+    run = Run(str(path))
+    names = {e["pid"]: e["args"]["name"] for e in trace
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {0: "server", 1: "device 1", 2: "device 2"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    complete = [e for e in trace if e["ph"] == "X"]
+    got = sorted((e["pid"], threads[(e["pid"], e["tid"])].split(" #")[0], e["cat"],
+                  round(e["ts"] * 1e3), round(e["dur"] * 1e3), e["args"]["micro_batch"],
+                  e["args"]["bytes"]) for e in complete)
+    want = sorted((rank, run.lane_names[e["lane"]], run.kind_names[e["kind"]],
+                   int(e["t_start_ns"]), int(e["t_end_ns"]) - int(e["t_start_ns"]),
+                   int(e["micro_batch"]), int(e["bytes"]))
+                  for rank in range(run.mpi_size) for e in run.events[rank])
+    assert got == want
+    assert {e["tid"] % 10 for e in complete} <= {0, 1, 2}
+    # Events on one thread nest (Perfetto requires it for complete events).
+    by_thread = {}
+    for e in sorted(complete, key=lambda e: (e["ts"], -e["dur"])):
+        stack = by_thread.setdefault((e["pid"], e["tid"]), [])
+        while stack and stack[-1] <= e["ts"] + 1e-6:
+            stack.pop()
+        assert not stack or e["ts"] + e["dur"] <= stack[-1] + 1e-6, e
+        stack.append(e["ts"] + e["dur"])
+    # One flow per message: every send and every receive takes part exactly once.
+    starts = {e["id"]: e for e in trace if e["ph"] == "s"}
+    ends = {e["id"]: e for e in trace if e["ph"] == "f"}
+    sends = sum(1 for e in complete if e["cat"] == "send")
+    receives = sum(1 for e in complete if e["cat"] == "recv")
+    assert len(starts) == len(ends) == sends == receives > 0
+    for flow_id, s in starts.items():
+        f = ends[flow_id]
+        assert s["pid"] != f["pid"] and 0 in (s["pid"], f["pid"])
+        assert f["bp"] == "e"
+
+
+def test_timeline_pictures(runs_dir, tmp_path, cli):
+    one = tmp_path / "one.png"
+    status, _, err = report("timeline", runs_dir / "pipar-20mbit.h5", "-o", one)
+    assert status == 0, err
+    several = tmp_path / "several.png"
+    status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", runs_dir / "sfl-20mbit.h5",
+                            runs_dir / "pipar-20mbit.h5", "--rounds", "1", "-o", several)
+    assert status == 0, err
+    for picture in (one, several):
+        assert picture.read_bytes().startswith(PNG_MAGIC) and picture.stat().st_size > 10000
+    status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", "--rounds", "7",
+                            "-o", tmp_path / "x.png")
+    assert status == 1 and "has no round 7" in err and "Traceback" not in err
+
+
+def test_idle_and_accuracy_pictures(runs_dir, tmp_path, cli):
+    files = sorted(runs_dir.glob("*.h5"))
+    for command in ("idle", "accuracy"):
+        out = tmp_path / (command + ".png")
+        status, _, err = cli(command, *files, "-o", out)
+        assert status == 0, err
+        assert out.read_bytes().startswith(PNG_MAGIC) and out.stat().st_size > 5000
+
+
+def test_incomplete_run_is_summarised_with_a_note(truncated_run, cli):
+    status, out, err = cli("summary", truncated_run)
+    assert status == 0, err
+    assert "incomplete: 1 of 2 rounds" in err and "incomplete" in out
+
+
+def bad(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+@pytest.mark.parametrize("command", ["summary", "timeline", "perfetto", "idle", "accuracy"])
+def test_bad_files_give_one_clear_line(command, tmp_path, stopped_run, runs_dir, cli):
+    text = bad(tmp_path, "notes.h5", b"round,wall\n0,1.0\n")
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f["x"] = np.arange(3)
+    cut = bad(tmp_path, "cut.h5", (runs_dir / "fl-20mbit.h5").read_bytes()[:3000])
+    cases = [(text, "is not an HDF5 file"), (other, "not a cmlbed results file"),
+             (cut, "is cut short"), (stopped_run, "holds no completed round"),
+             (tmp_path / "missing.h5", "no such file")]
+    for path, message in cases:
+        args = [command, path] + ([] if command == "summary" else ["-o", tmp_path / "o"])
+        status, out, err = cli(*args)
+        assert status == 1, (path, out, err)
+        assert message in err and "Traceback" not in err, err
+
+
+def test_unwritable_output_and_bad_arguments(runs_dir, tmp_path, cli):
+    status, _, err = cli("perfetto", runs_dir / "fl-20mbit.h5", "-o",
+                            tmp_path / "no" / "such" / "dir.json")
+    assert status == 1 and "does not exist" in err
+    status, _, err = cli("summary")
+    assert status == 2 and "usage" in err
+    status, _, err = cli("summary", runs_dir / "fl-20mbit.h5", "--baseline", "adasplit")
+    assert status == 1 and "baseline 'adasplit'" in err
+
+
+def test_a_python_without_h5py_gets_told_what_to_install(runs_dir):
+    # -S hides Debian's dist-packages, so h5py cannot be imported, and /usr/bin/python3
+    # is this same interpreter, so the script has no other Python to hand over to.
+    status, out, err = report("summary", runs_dir / "fl-20mbit.h5",
+                              python=["/usr/bin/python3", "-S"])
+    assert status == 3, (out, err)
+    assert "apt-get install python3-h5py python3-numpy python3-matplotlib" in err
+    assert "Traceback" not in err
+
+
+def test_another_python_without_h5py_hands_over_to_debians(runs_dir):
+    other = shutil.which("python3", path=os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if not p.startswith("/usr/")))
+    if other is None or subprocess.run([other, "-c", "import h5py"],
+                                       stderr=subprocess.DEVNULL).returncode == 0:
+        pytest.skip("no python3 without h5py outside /usr on PATH (e.g. pyenv's)")
+    status, out, err = report("summary", "--brief", runs_dir / "fl-20mbit.h5", python=[other])
+    assert status == 0, err
+    assert "fl-20mbit" in out
