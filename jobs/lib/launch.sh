@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# Sourced by the jobs/*.sbatch scripts (not a job itself): finds the repository, and
+# cmlbed_launch runs one cmlbed run inside the allocation (run.sbatch, sweep.sbatch).
+#
+# Environment (all optional):
+#   CMLBED_ROOT      the repository; default $SLURM_SUBMIT_DIR (sbatch runs a spooled copy
+#                    of the job script, so the script's own path says nothing)
+#   CMLBED_BIN       the binary; default $CMLBED_ROOT/build/cmlbed
+#   CMLBED_RESULTS   where default results folders go; default $CMLBED_ROOT/results
+#   CMLBED_LAUNCHER  srun (default) or mpirun
+#   CMLBED_SRUN_MPI  srun's --mpi plugin; default pmix (Debian's Open MPI works with
+#                    pmix; pmi2 does not)
+
+CMLBED_ROOT=${CMLBED_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}}
+[[ -d $CMLBED_ROOT/jobs ]] ||
+  { echo "cmlbed job: CMLBED_ROOT=$CMLBED_ROOT is not the cmlbed repository; set CMLBED_ROOT" >&2; exit 2; }
+CMLBED_ROOT=$(cd "$CMLBED_ROOT" && pwd)
+CMLBED_BIN=${CMLBED_BIN:-$CMLBED_ROOT/build/cmlbed}
+CMLBED_RESULTS=${CMLBED_RESULTS:-$CMLBED_ROOT/results}
+# Root may run mpirun (containers, CI); more ranks than cores is fine for emulated devices.
+source "$CMLBED_ROOT/scripts/mpi-env.sh"
+
+# cmlbed_abspath PATH: PATH made absolute against the current directory if it exists
+# there, else against CMLBED_ROOT (the launch runs from CMLBED_ROOT).
+cmlbed_abspath() {
+  if [[ $1 == /* ]]; then echo "$1"
+  elif [[ -e $1 ]]; then echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+  else echo "$CMLBED_ROOT/$1"; fi
+}
+
+# cmlbed_config_output CONFIG: the [output] file = ... value of an INI file, if any.
+cmlbed_config_output() {
+  awk -F= '/^[[:space:]]*\[/ { section = $0; gsub(/[][[:space:]]/, "", section) }
+           section == "output" && $1 ~ /^[[:space:]]*file[[:space:]]*$/ {
+             value = substr($0, index($0, "=") + 1); gsub(/^[[:space:]]+|[[:space:]]+$/, "", value)
+             print value }' "$1" | tail -1
+}
+
+# cmlbed_launch CONFIG DEFAULT_OUTPUT [--section.key=value ...]
+# Runs `cmlbed run --config CONFIG OVERRIDES...` with one MPI rank per Slurm task, from
+# CMLBED_ROOT (relative paths in configs are relative to the repository). It adds
+#   --train.server_threads/--train.device_threads = $SLURM_CPUS_PER_TASK (each unless
+#     given in the overrides), and
+#   --output.file=DEFAULT_OUTPUT unless the overrides or the config name a file,
+# and creates the results file's directory.
+cmlbed_launch() {
+  local config output=$2 threads=${SLURM_CPUS_PER_TASK:-1} arg
+  config=$(cmlbed_abspath "$1")
+  shift 2
+  [[ -f $config ]] || { echo "cmlbed job: no config file $config" >&2; return 2; }
+  local args=("$@") explicit_output=""
+  for arg in "$@"; do
+    if [[ $arg == --output.file=* ]]; then explicit_output=${arg#--output.file=}; fi
+  done
+  [[ " $* " == *" --train.server_threads"* ]] || args+=("--train.server_threads=$threads")
+  [[ " $* " == *" --train.device_threads"* ]] || args+=("--train.device_threads=$threads")
+  if [[ -z $explicit_output ]]; then
+    local from_config
+    from_config=$(cmlbed_config_output "$config")
+    if [[ -n $from_config ]]; then output=$from_config
+    else args+=("--output.file=$output"); fi
+  else
+    output=$explicit_output
+  fi
+  cd "$CMLBED_ROOT" || return 1
+  [[ $output == /* ]] || output=$CMLBED_ROOT/$output
+  mkdir -p "$(dirname "$output")"
+
+  local launcher
+  case ${CMLBED_LAUNCHER:-srun} in
+    srun) launcher=(srun "--mpi=${CMLBED_SRUN_MPI:-pmix}") ;;
+    # mpirun finds the allocation itself (Open MPI's Slurm support): one rank per task.
+    mpirun) launcher=(mpirun -np "${SLURM_NTASKS:?not inside a Slurm allocation}") ;;
+    *) echo "cmlbed job: CMLBED_LAUNCHER must be srun or mpirun, not '$CMLBED_LAUNCHER'" >&2; return 2 ;;
+  esac
+  local cmd=("${launcher[@]}" "$CMLBED_BIN" run --config "$config" "${args[@]}")
+  echo "cmlbed job ${SLURM_JOB_ID:-?} on ${SLURM_JOB_NODELIST:-?}: ${SLURM_NTASKS:-?} ranks, $threads threads each"
+  echo "results: $output"
+  printf '+'; printf ' %q' "${cmd[@]}"; echo
+  "${cmd[@]}"
+}
