@@ -59,7 +59,9 @@ printf 't_seconds,rate\n0,10mbit\n30,2mbit\n20,5mbit\n' >"$work/backwards.csv"
 expect 2 "backwards.csv' line 4" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.uplink_trace="$work/backwards.csv"
 expect 2 "nowhere.csv" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --device.1.downlink_trace="$work/nowhere.csv"
 expect 2 "jitter" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.delay=5ms --network.jitter=10ms
-expect 2 "output.file" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file=/nonexistent/dir/t.h5
+# Missing directories of output.file are created, but not under a file.
+echo x >"$work/plain"
+expect 2 "output.file '$work/plain/dir/t.h5': '$work/plain' is not a directory" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file="$work/plain/dir/t.h5"
 expect 2 "adasplit is not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=adasplit --output.file="$work/p.h5"
 [[ ! -e "$work/p.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a refused run left a file"; }
 
@@ -72,6 +74,17 @@ expect 2 "experiment.rounds.*$work/bad.ini.*out of range" "${mpi[@]}" 3 "$cmlbed
 expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --device.2.slowdown=3
 grep -q '^\[device.2\]' "$work/out" && grep -q '^plan: sfl' "$work/out" ||
   { failures=$((failures + 1)); echo "FAIL: dry run lacks the plan"; cat "$work/out"; }
+
+# --ranks N: a dry run checked and planned for N ranks without mpirun.
+expect 2 "run: --ranks 3 applies only with --dry-run" "$cmlbed" run "${synthetic[@]}" --ranks 3
+expect 2 "run: --ranks 1 is out of range" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 1
+expect 2 "run: --ranks 'many' is not an integer" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks many
+expect 2 "run: --ranks 4 disagrees with the 3 ranks mpirun started" "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 4
+expect 2 "\[device.5\] is set but the run has 3 device(s)" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 4 --device.5.slowdown=2
+expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 3
+expect 0 '' "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 17 --device.16.slowdown=3
+grep -q '^plan: sfl, .* 16 device(s) = ranks 1\.\.16$' "$work/out" && grep -q '^16 .* 3 ' "$work/out" ||
+  { failures=$((failures + 1)); echo "FAIL: --ranks 17 plan lacks 16 devices"; head -3 "$work/out"; }
 
 echo "$((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -440,6 +440,15 @@ TEST_F(ResultsFileTest, CreatesExclusivelyUnlessOverwriting) {
   EXPECT_EQ(ResultsFile::read_events(path, 0).size(), 0U);
 }
 
+TEST_F(ResultsFileTest, CreatesMissingDirectories) {
+  const std::string path = file("group/sweep-7/run.h5");
+  { ResultsFile created(path, false, sample_run_info(1)); }
+  EXPECT_TRUE(ResultsFile::read_rounds(path).empty());
+  const std::string blocked = file("plain-file");
+  std::ofstream(blocked) << "x";
+  EXPECT_THROW(ResultsFile(blocked + "/run.h5", false, sample_run_info(1)), std::runtime_error);
+}
+
 TEST_F(ResultsFileTest, MovedFileKeepsWriting) {
   const std::string path = file("moved.h5");
   ResultsFile first(path, false, sample_run_info());
@@ -487,7 +496,10 @@ TEST_F(ResultsFileTest, CheckCanCreate) {
                  "output.file '" + existing +
                      "' exists; set --output.overwrite=true or choose another output.file");
   EXPECT_NO_THROW(ResultsFile::check_can_create(existing, true));
-  expect_refusal(file("missing/run.h5"), false, "does not exist");
+  EXPECT_NO_THROW(ResultsFile::check_can_create(file("missing/deeper/run.h5"), false))
+      << "missing directories are created with the file";
+  EXPECT_FALSE(fs::exists(dir_ / "missing")) << "but not by the check";
+  expect_refusal(existing + "/deeper/run.h5", false, "is not a directory");
   expect_refusal(existing + "/run.h5", false, "is not a directory");
   expect_refusal(dir_.string(), true, "is a directory");
   expect_refusal("", false, "output.file is empty");

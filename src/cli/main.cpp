@@ -12,8 +12,9 @@ void print_usage(std::ostream& out) {
   out << "cmlbed " << cmlbed::kVersion
       << " - a testbed for collaborative machine learning on MPI\n\n"
          "Usage:\n"
-         "  cmlbed run --config FILE [--section.key=value ...] [--dry-run]\n"
+         "  cmlbed run --config FILE [--section.key=value ...] [--dry-run [--ranks N]]\n"
          "      run an experiment under mpirun (rank 0 = server, ranks 1.. = devices);\n"
+         "      --dry-run --ranks N checks and plans for N ranks without mpirun;\n"
          "      `cmlbed run --help` lists every option with its default and unit\n"
          "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
          "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"

@@ -1,7 +1,10 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <exception>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
@@ -23,6 +26,7 @@ struct RunArguments {
   std::string config_file;
   bool dry_run = false;
   bool help = false;
+  std::optional<int> ranks;  // --ranks N: plan a dry run for N ranks without mpirun
   std::vector<RawSetting> settings;  // --section.key=value overrides
 };
 
@@ -32,8 +36,47 @@ po::options_description run_options() {
       "config", po::value<std::string>()->value_name("FILE"),
       "INI configuration file; options given on the command line override it")(
       "dry-run", "check the configuration, print the plan and the resolved configuration, "
-                 "and exit without training or writing any file");
+                 "and exit without training or writing any file")(
+      "ranks", po::value<std::string>()->value_name("N"),
+      "with --dry-run: check and plan for N ranks (1 server + N-1 devices) without "
+      "starting N processes; under mpirun it must equal -np");
   return own;
+}
+
+int parse_ranks(const std::string& value) {
+  std::size_t used = 0;
+  long long ranks = 0;
+  try {
+    ranks = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size()) {
+    throw ConfigError("run: --ranks '" + value + "' is not an integer; give the number of " +
+                      "ranks to plan for, e.g. --ranks 17 for 1 server + 16 devices");
+  }
+  if (ranks < 2 || ranks > 100000) {
+    throw ConfigError("run: --ranks " + value + " is out of range; allowed: 2..100000 " +
+                      "(1 server + at least 1 device)");
+  }
+  return static_cast<int>(ranks);
+}
+
+// The number of ranks the run is checked and planned for: mpirun's, or --ranks N for a
+// dry run started alone (so a 17-rank configuration can be checked without 17 processes).
+int planned_ranks(const RunArguments& args, int mpi_size) {
+  if (!args.ranks) return mpi_size;
+  if (!args.dry_run) {
+    throw ConfigError("run: --ranks " + std::to_string(*args.ranks) +
+                      " applies only with --dry-run; a real run has the ranks mpirun starts "
+                      "(mpirun -np " + std::to_string(*args.ranks) + ")");
+  }
+  if (mpi_size > 1 && *args.ranks != mpi_size) {
+    throw ConfigError("run: --ranks " + std::to_string(*args.ranks) + " disagrees with the " +
+                      std::to_string(mpi_size) + " ranks mpirun started; drop --ranks or " +
+                      "make it equal to -np");
+  }
+  return *args.ranks;
 }
 
 RunArguments parse_run_arguments(int argc, char** argv) {
@@ -65,6 +108,8 @@ RunArguments parse_run_arguments(int argc, char** argv) {
       args.dry_run = true;
     } else if (option.string_key == "config") {
       args.config_file = value;
+    } else if (option.string_key == "ranks") {
+      args.ranks = parse_ranks(value);
     } else {
       // A bare --section.flag means true (po keeps implicit values out of the tokens).
       const OptionSpec* spec = find_option(option.string_key);
@@ -84,12 +129,14 @@ int run_command(int argc, char** argv) {
   // Every rank parses and validates the same inputs; the ranks then agree on the first
   // error so that only rank 0 reports it and every rank exits with status 2.
   RunArguments args;
+  int ranks = mpi.size();
   std::optional<Config> config;
   std::optional<std::string> error;
   const train::RunStamp started = train::now_stamp();
   try {
     args = parse_run_arguments(argc, argv);
     if (!args.help) {
+      ranks = planned_ranks(args, mpi.size());
       const auto file_settings =
           args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
       config = Config::resolve(file_settings, args.settings);
@@ -99,7 +146,7 @@ int run_command(int argc, char** argv) {
         args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
         config = Config::resolve(file_settings, args.settings);
       }
-      validate_config(*config, mpi.size(), /*check_output=*/is_server && !args.dry_run);
+      validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
       if (!args.dry_run) train::check_method_available(*config);
     }
   } catch (const ConfigError& e) {
@@ -113,7 +160,7 @@ int run_command(int argc, char** argv) {
   if (args.help) {
     if (is_server) {
       std::cout << "Usage: mpirun -np N cmlbed run --config FILE [--section.key=value ...] "
-                   "[--dry-run]\n\n"
+                   "[--dry-run [--ranks N]]\n\n"
                 << run_options() << "\n"
                 << config_options_description();
     }
@@ -121,7 +168,7 @@ int run_command(int argc, char** argv) {
   }
 
   if (args.dry_run) {
-    if (is_server) print_run_plan(*config, mpi.size() - 1, std::cout);
+    if (is_server) print_run_plan(*config, ranks - 1, std::cout);
     return 0;
   }
   try {

@@ -399,13 +399,15 @@ void ResultsFile::check_can_create(const std::string& path, bool overwrite) {
   if (fs::is_symlink(fs::symlink_status(path, error))) {
     throw std::invalid_argument(name + " is a symbolic link to nothing; choose another file");
   }
+  // Missing directories are created with the file (results/<group>/run.h5 just works):
+  // what must exist, and be a writable directory, is the nearest existing ancestor.
   fs::path parent = fs::path(path).parent_path();
   if (parent.empty()) parent = ".";
-  const fs::file_status parent_status = fs::status(parent, error);
-  if (!fs::exists(parent_status)) {
-    throw std::invalid_argument(name + ": directory " + quoted(parent.string()) +
-                                " does not exist");
+  while (!fs::exists(fs::status(parent, error)) && parent.has_parent_path() &&
+         parent.parent_path() != parent) {
+    parent = parent.parent_path();
   }
+  const fs::file_status parent_status = fs::status(parent, error);
   if (!fs::is_directory(parent_status)) {
     throw std::invalid_argument(name + ": " + quoted(parent.string()) + " is not a directory");
   }
@@ -421,6 +423,12 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   auto impl = std::make_unique<Impl>(path, info.mpi_size);
   const std::string where = impl->where();
 
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!directory.empty() && !std::filesystem::create_directories(directory, error) && error) {
+    throw std::runtime_error("cannot create directory " + quoted(directory.string()) +
+                             " for the results file: " + error.message());
+  }
   const PropertyListHandle access = make_file_access(path);
   impl->file = owned<FileHandle>(
       H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get()),
