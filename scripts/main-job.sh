@@ -2,7 +2,8 @@
 # The main job: a small, real comparison of FL, SplitFed and PiPar on Fashion-MNIST
 # with 1 server + 3 devices (VGG-5, uplink 10 mbit / downlink 25 mbit, devices 4x
 # slower than this machine; configs/quickstart/*.ini). It sets up and builds if needed,
-# runs the three under mpirun (results/quickstart-*.h5) and prints one table.
+# runs the three under mpirun (results/quickstart-*.h5), prints one table and draws
+# the timeline, idle-time and accuracy pictures next to them.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/setup.sh"
@@ -19,3 +20,15 @@ done
 echo
 echo "== comparison (build/cmlbed compare ${files[*]})"
 build/cmlbed compare "${files[@]}"
+
+# Pictures and tables (scripts/cmlbed-report; Python with h5py, numpy, matplotlib).
+echo
+echo "== report (scripts/cmlbed-report): results/quickstart-*"
+report=scripts/cmlbed-report
+"$report" summary --brief "${files[@]}" --markdown results/quickstart-summary.md \
+  --csv results/quickstart-summary.csv >/dev/null
+"$report" timeline "${files[@]}" --rounds 1 -o results/quickstart-timeline.png
+"$report" idle "${files[@]}" -o results/quickstart-idle.png
+"$report" accuracy "${files[@]}" -o results/quickstart-accuracy.png
+"$report" perfetto results/quickstart-pipar.h5 -o results/quickstart-pipar-trace.json
+echo "(tables: results/quickstart-summary.{md,csv}; the trace opens in ui.perfetto.dev)"

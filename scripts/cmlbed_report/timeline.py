@@ -54,8 +54,10 @@ def _window(run, rounds):
     table = run.rounds[np.isin(run.rounds["round"], rounds)]
     t0 = int(table["t_start_ns"].min())
     ends = [int(table["t_end_ns"].max())]
+    # The test-set evaluation after a round is not part of it: it may run off the chart.
+    evaluate = run.kind_code("evaluate") if "evaluate" in run.kind_names else -1
     for events in run.events:
-        chosen = np.isin(events["round"], rounds)
+        chosen = np.isin(events["round"], rounds) & (events["kind"] != evaluate)
         if chosen.any():
             ends.append(int(events["t_end_ns"][chosen].max()))
     return t0, max(ends), table
@@ -75,7 +77,8 @@ def draw(runs, out_path, rounds_spec=None, title=None):
         used_kinds |= _draw_run(ax, run, rounds, t0, table, span_s, fig)
     ax = axes[-1, 0]
     ax.set_xlim(0, span_s * 1.01)
-    ax.set_xlabel("seconds since the start of the first round shown")
+    ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
+                  "round runs off to the right)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS.get(k, "black"))
                for k in KIND_COLOURS if k in used_kinds]
     fig.legend(handles, [k for k in KIND_COLOURS if k in used_kinds], loc="upper center",
@@ -103,7 +106,9 @@ def _draw_run(ax, run, rounds, t0, table, span_s, fig):
             width = (int(e["t_end_ns"]) - int(e["t_start_ns"])) * 1e-9
             transfer = int(e["lane"]) != run.lane_code("compute")
             bars.setdefault((y, kind, transfer), []).append((start, width))
-            if pipelined and e["micro_batch"] >= 0 and width / span_s * axes_px >= _MIN_LABEL_PX:
+            # Not on the server's link lanes, where all devices' transfers overlap.
+            wide_enough = width / span_s * axes_px >= _MIN_LABEL_PX
+            if pipelined and e["micro_batch"] >= 0 and (rank > 0 or not transfer) and wide_enough:
                 ax.text(start + width / 2, y, str(int(e["micro_batch"])), ha="center",
                         va="center", fontsize=6, color="white", zorder=3)
     for (y, kind, transfer), spans in bars.items():
