@@ -48,13 +48,16 @@ cmlbed_launch() {
   config=$(cmlbed_abspath "$1")
   shift 2
   [[ -f $config ]] || { echo "cmlbed job: no config file $config" >&2; return 2; }
-  local args=("$@") explicit_output=""
+  local args=("$@") explicit_output="" has_output=false previous=""
   for arg in "$@"; do
-    if [[ $arg == --output.file=* ]]; then explicit_output=${arg#--output.file=}; fi
+    # cmlbed takes both --output.file=X and --output.file X.
+    if [[ $arg == --output.file=* ]]; then has_output=true; explicit_output=${arg#--output.file=}
+    elif [[ $previous == --output.file ]]; then has_output=true; explicit_output=$arg; fi
+    previous=$arg
   done
   [[ " $* " == *" --train.server_threads"* ]] || args+=("--train.server_threads=$threads")
   [[ " $* " == *" --train.device_threads"* ]] || args+=("--train.device_threads=$threads")
-  if [[ -z $explicit_output ]]; then
+  if ! $has_output; then
     local from_config
     from_config=$(cmlbed_config_output "$config")
     if [[ -n $from_config ]]; then output=$from_config
@@ -66,9 +69,18 @@ cmlbed_launch() {
   [[ $output == /* ]] || output=$CMLBED_ROOT/$output
   mkdir -p "$(dirname "$output")"
 
+  # Configs name the rank count they are written for in a first line "# ranks: N".
+  local written_for
+  written_for=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  if [[ -n $written_for && -n ${SLURM_NTASKS:-} && $written_for != "$SLURM_NTASKS" ]]; then
+    echo "cmlbed job: note: $config is written for $written_for ranks; this job has" \
+         "$SLURM_NTASKS tasks (sbatch --ntasks=$written_for to match)" >&2
+  fi
+
   local launcher
   case ${CMLBED_LAUNCHER:-srun} in
-    srun) launcher=(srun "--mpi=${CMLBED_SRUN_MPI:-pmix}") ;;
+    # Since Slurm 22.05 srun no longer takes --cpus-per-task from the job: pass it on.
+    srun) launcher=(srun "--mpi=${CMLBED_SRUN_MPI:-pmix}" "--cpus-per-task=$threads") ;;
     # mpirun finds the allocation itself (Open MPI's Slurm support): one rank per task.
     mpirun) launcher=(mpirun -np "${SLURM_NTASKS:?not inside a Slurm allocation}") ;;
     *) echo "cmlbed job: CMLBED_LAUNCHER must be srun or mpirun, not '$CMLBED_LAUNCHER'" >&2; return 2 ;;

@@ -36,8 +36,8 @@ def _parser():
     summary.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
                          help="compare each run with the run of this method in the same "
                               "experiment (same configuration apart from the method), or "
-                              "with this one file (default: fl; the first file when no "
-                              "run is fl)")
+                              "with this one file (a path or a file name without .h5); "
+                              "default: fl, or the first file when no run is fl")
     summary.add_argument("--brief", action="store_true",
                          help="only the across-runs table, not each run's rounds")
     summary.add_argument("--csv", metavar="OUT", help="also write the across-runs table as CSV")
@@ -86,10 +86,15 @@ def _write(path, text):
         raise ReportError("cannot write %s: %s" % (path, e.strerror or e))
 
 
-def _check_output(path):
+def _check_output(path, extensions=None):
     directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ReportError("cannot write %s: it is a directory; give a file name" % path)
     if not os.path.isdir(directory):
         raise ReportError("cannot write %s: directory %s does not exist" % (path, directory))
+    if extensions and os.path.splitext(path)[1].lower() not in extensions:
+        raise ReportError("cannot write %s: a picture's name must end in %s"
+                          % (path, ", ".join(extensions)))
 
 
 def run(args):
@@ -114,11 +119,15 @@ def run(args):
         if args.markdown:
             _write(args.markdown, summary.report_markdown(runs, rows))
         return
-    _check_output(args.output)
+    from .plotting import PICTURE_FORMATS
+    _check_output(args.output, None if args.command == "perfetto" else PICTURE_FORMATS)
     if args.command == "timeline":
         timeline.draw(load_runs(args.files), args.output, args.rounds, args.title)
     elif args.command == "perfetto":
-        document = perfetto.write_trace(Run(args.file), args.output)
+        try:
+            document = perfetto.write_trace(Run(args.file), args.output)
+        except OSError as e:
+            raise ReportError("cannot write %s: %s" % (args.output, e.strerror or e))
         print("%s: %d trace events" % (args.output, len(document["traceEvents"])))
         return
     elif args.command == "idle":

@@ -1,7 +1,11 @@
 """A run as a Chrome / Perfetto trace (JSON "Trace Event Format"), to open in
 ui.perfetto.dev or chrome://tracing: one process per rank ("server", "device k"), one
 thread per lane, a complete event ("ph": "X", microseconds) per recorded event, and a
-flow arrow from each send to the receive of the same message."""
+flow arrow from each send to the receive of the same message.
+
+Ids: pid = rank + 1 and tid = 100000 * (rank + 1) + 10 * spill + lane, because Perfetto
+treats pid 0 as the kernel's idle process and looks thread names up by tid, so tids must
+differ across processes and from every pid."""
 
 import collections
 import json
@@ -10,8 +14,21 @@ from .results import LANES
 
 # Complete events on one thread must nest; transfers in flight at the same time on one
 # lane overlap without nesting (PiPar uploads the next micro-batch while the last is on
-# the wire), so they spill onto extra threads of the lane: tid = lane + 10 * k.
+# the wire), so they spill onto extra threads of the lane ("uplink #2", ...).
 _SPILL_STRIDE = 10
+_RANK_STRIDE = 100000
+
+
+def pid_of(rank):
+    return rank + 1
+
+
+def tid_of_lane(rank, lane, spill=0):
+    return _RANK_STRIDE * (rank + 1) + _SPILL_STRIDE * spill + lane
+
+
+def lane_of_tid(tid):
+    return tid % _SPILL_STRIDE
 
 
 def _process_name(rank):
@@ -25,16 +42,18 @@ def _event_name(run, e):
     return name
 
 
-def _assign_tracks(starts, ends):
+def _assign_tracks(starts, ends, nest):
     """Greedy track per event (events sorted by start, longest first): an event goes on
-    the first track where it nests inside the open event or starts after it ended."""
+    the first track where it starts after the open event ended or, with `nest`, lies
+    inside it. Transfer lanes do not nest, so that a flow arrow bound at a time inside a
+    transfer finds that transfer and no other."""
     stacks = []
     tracks = []
     for start, end in zip(starts, ends):
         for k, stack in enumerate(stacks):
             while stack and stack[-1] <= start:
                 stack.pop()
-            if not stack or end <= stack[-1]:
+            if not stack or (nest and end <= stack[-1]):
                 stack.append(end)
                 tracks.append(k)
                 break
@@ -72,50 +91,58 @@ def match_transfers(run):
 
 
 def trace_events(run):
+    run.require_events()
     out = []
     lane_tids = collections.defaultdict(set)
     tid_of = {}  # (rank, row) -> tid
+    compute = run.lane_code("compute")
     for rank, events in enumerate(run.events):
-        out.append({"ph": "M", "name": "process_name", "pid": rank, "tid": 0,
+        pid = pid_of(rank)
+        out.append({"ph": "M", "name": "process_name", "pid": pid, "tid": tid_of_lane(rank, 0),
                     "args": {"name": _process_name(rank)}})
-        out.append({"ph": "M", "name": "process_sort_index", "pid": rank, "tid": 0,
-                    "args": {"sort_index": rank}})
+        out.append({"ph": "M", "name": "process_sort_index", "pid": pid,
+                    "tid": tid_of_lane(rank, 0), "args": {"sort_index": rank}})
         for lane in range(len(run.lane_names)):
             rows = [i for i in range(len(events)) if events[i]["lane"] == lane]
             rows.sort(key=lambda i: (events[i]["t_start_ns"], -events[i]["t_end_ns"]))
             tracks = _assign_tracks([events[i]["t_start_ns"] for i in rows],
-                                    [events[i]["t_end_ns"] for i in rows])
+                                    [events[i]["t_end_ns"] for i in rows], nest=lane == compute)
             for i, k in zip(rows, tracks):
-                tid = lane + _SPILL_STRIDE * k
+                tid = tid_of_lane(rank, lane, k)
                 tid_of[(rank, i)] = tid
                 lane_tids[(rank, lane)].add(tid)
                 e = events[i]
                 out.append({
-                    "ph": "X", "pid": rank, "tid": tid, "name": _event_name(run, e),
+                    "ph": "X", "pid": pid, "tid": tid, "name": _event_name(run, e),
                     "cat": run.kind_names[e["kind"]],
                     "ts": int(e["t_start_ns"]) / 1e3,
                     "dur": (int(e["t_end_ns"]) - int(e["t_start_ns"])) / 1e3,
-                    "args": {"round": int(e["round"]), "batch": int(e["batch"]),
+                    "args": {"rank": rank, "round": int(e["round"]), "batch": int(e["batch"]),
                              "micro_batch": int(e["micro_batch"]), "peer": int(e["peer"]),
                              "bytes": int(e["bytes"])},
                 })
     for (rank, lane), tids in lane_tids.items():
         for tid in sorted(tids):
-            spill = tid // _SPILL_STRIDE
+            spill = (tid % _RANK_STRIDE) // _SPILL_STRIDE
             name = run.lane_names[lane] + (" #%d" % (spill + 1) if spill else "")
-            out.append({"ph": "M", "name": "thread_name", "pid": rank, "tid": tid,
+            out.append({"ph": "M", "name": "thread_name", "pid": pid_of(rank), "tid": tid,
                         "args": {"name": name}})
-            out.append({"ph": "M", "name": "thread_sort_index", "pid": rank, "tid": tid,
-                        "args": {"sort_index": tid}})
+            out.append({"ph": "M", "name": "thread_sort_index", "pid": pid_of(rank), "tid": tid,
+                        "args": {"sort_index": tid % _RANK_STRIDE}})
     for flow_id, (src, i, dst, j) in enumerate(match_transfers(run), start=1):
         s, r = run.events[src][i], run.events[dst][j]
-        # The start binds to the send slice that encloses it, the end ("bp": "e") to the
-        # receive slice that encloses it.
-        out.append({"ph": "s", "id": flow_id, "pid": src, "tid": tid_of[(src, i)],
-                    "ts": int(s["t_start_ns"]) / 1e3, "name": "message", "cat": "transfer"})
-        out.append({"ph": "f", "bp": "e", "id": flow_id, "pid": dst, "tid": tid_of[(dst, j)],
-                    "ts": int(r["t_end_ns"]) / 1e3, "name": "message", "cat": "transfer"})
+        # Each end binds to the slice enclosing its time on its thread: the middle of the
+        # send, the middle of the receive ("bp": "e": enclosing, not the next slice).
+        out.append({"ph": "s", "id": flow_id, "pid": pid_of(src), "tid": tid_of[(src, i)],
+                    "ts": _middle_us(s), "name": "message", "cat": "transfer"})
+        out.append({"ph": "f", "bp": "e", "id": flow_id, "pid": pid_of(dst),
+                    "tid": tid_of[(dst, j)], "ts": _middle_us(r), "name": "message",
+                    "cat": "transfer"})
     return out
+
+
+def _middle_us(e):
+    return (int(e["t_start_ns"]) + int(e["t_end_ns"])) / 2e3
 
 
 def write_trace(run, path):
@@ -123,7 +150,8 @@ def write_trace(run, path):
         "traceEvents": trace_events(run),
         "displayTimeUnit": "ms",
         "otherData": {"source": run.path, "method": run.method, "mpi_size": run.mpi_size,
-                      "time_base": "rank 0's clock, microseconds", "lanes": list(LANES)},
+                      "time_base": "rank 0's clock, microseconds", "lanes": list(LANES),
+                      "ids": "pid = rank + 1; tid = 100000 * (rank + 1) + 10 * spill + lane"},
     }
     with open(path, "w") as f:
         json.dump(document, f, separators=(",", ":"))

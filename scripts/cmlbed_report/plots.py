@@ -3,7 +3,7 @@
 import numpy as np
 
 from .errors import ReportError
-from .plotting import label, pyplot
+from .plotting import label, pyplot, save
 from .summary import compare
 
 
@@ -35,8 +35,7 @@ def idle_bars(runs, out_path, baseline="fl"):
         ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
     idle_ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
+    save(fig, out_path)
 
 
 def accuracy_curves(runs, out_path):
@@ -64,5 +63,4 @@ def accuracy_curves(runs, out_path):
     ax.grid(lw=0.3, alpha=0.5)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out_path, dpi=110)
-    plt.close(fig)
+    save(fig, out_path)

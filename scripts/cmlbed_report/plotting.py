@@ -14,6 +14,20 @@ def pyplot():
     return plt
 
 
+# What matplotlib can write, chosen by the output file's extension.
+PICTURE_FORMATS = (".png", ".svg", ".pdf")
+
+
+def save(fig, out_path, **options):
+    import matplotlib.pyplot as plt
+    try:
+        fig.savefig(out_path, dpi=110, **options)
+    except (OSError, ValueError) as e:
+        raise ReportError("cannot write %s: %s" % (out_path, e))
+    finally:
+        plt.close(fig)
+
+
 def _python():
     import sys
     return sys.executable or "this python3"

@@ -31,6 +31,12 @@ class Run:
             self.kind_names = _enum_names(dtype, "kind", path)
             self.lane_names = _enum_names(dtype, "lane", path)
         self.config = _parse_config(self.config_text, path)
+        # Without events (output.timeline = false) busy and idle time are unknown: NaN
+        # (older cmlbed versions stored 0 busy, all idle).
+        self.has_events = self.option("output.timeline") != "false"
+        if not self.has_events:
+            self.rounds["busy_s"] = float("nan")
+            self.rounds["idle_s"] = float("nan")
         if len(self.rounds) == 0:
             raise ReportError("%s holds no completed round (the run stopped before its first "
                               "round ended)" % path)
@@ -64,6 +70,11 @@ class Run:
             raise ReportError("%s was written by an older cmlbed whose /rounds table has no "
                               "round windows (t_start_ns, t_end_ns); run it again"
                               % self.path)
+
+    def require_events(self):
+        if not self.has_events or not any(len(e) for e in self.events):
+            raise ReportError("%s holds no events (the run was made with output.timeline = "
+                              "false?): nothing to draw or trace" % self.path)
 
     # --- events ----------------------------------------------------------------------
     def kind_code(self, name):

@@ -5,6 +5,8 @@ CSV or Markdown."""
 import csv
 import io
 import math
+import os
+import sys
 
 import numpy as np
 
@@ -28,7 +30,7 @@ def run_numbers(run):
     return {
         "run": run.name,
         "method": run.method,
-        "model": run.option("model.name"),
+        "model": "-" if run.method == "transfer" else run.option("model.name"),
         "split": _split_text(run),
         "micro_batches": run.option("pipar.micro_batches") if run.method == "pipar" else "-",
         "devices": run.devices,
@@ -87,11 +89,13 @@ def choose_baselines(runs, baseline):
     """For each run, the run it is compared with. `baseline` is a method name (the run
     of that method in the same scenario, so a sweep compares like with like) or the
     path or name of one run (compared with every run)."""
-    by_file = [r for r in runs if baseline in (r.path, r.name)]
-    if by_file:
-        return [by_file[0]] * len(runs)
     candidates = [r for r in runs if r.method == baseline]
     if not candidates:
+        wanted = os.path.realpath(baseline)
+        by_file = [r for r in runs
+                   if os.path.realpath(r.path) == wanted or r.name == baseline]
+        if by_file:
+            return [by_file[0]] * len(runs)
         if baseline != "fl":
             raise ReportError("baseline %r is neither a method of the given runs (%s) nor one "
                               "of the files" % (baseline, ", ".join(sorted({r.method for r in runs}))))
@@ -99,6 +103,9 @@ def choose_baselines(runs, baseline):
     chosen = []
     for run in runs:
         same = [c for c in candidates if scenario(c) == scenario(run)]
+        if not same:
+            print("cmlbed-report: note: no %s run has the same settings as %s; comparing "
+                  "it with %s" % (baseline, run.name, candidates[0].name), file=sys.stderr)
         chosen.append(same[0] if same else candidates[0])
     return chosen
 

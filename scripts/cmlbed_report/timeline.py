@@ -5,7 +5,7 @@ scale, so PiPar's overlap shows next to SFL's and FL's."""
 import numpy as np
 
 from .errors import ReportError
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 KIND_COLOURS = {
     "forward": "#4C72B0", "backward": "#DD8452", "step": "#55A868", "send": "#8172B3",
@@ -23,10 +23,14 @@ def parse_rounds(spec, run):
     chosen = set()
     try:
         for part in spec.split(","):
-            lo, _, hi = part.partition("-")
-            chosen.update(range(int(lo), int(hi or lo) + 1))
+            lo, dash, hi = part.partition("-")
+            lo, hi = int(lo), int(hi) if dash else int(lo)
+            if hi < lo:
+                raise ValueError
+            chosen.update(range(lo, hi + 1))
     except ValueError:
-        raise ReportError("--rounds %r: expected 'all', N, N-M or a list like 0,2" % spec)
+        raise ReportError("--rounds %r: expected 'all', N, N-M (N <= M) or a list like 0,2"
+                          % spec)
     missing = sorted(chosen - set(present))
     if missing:
         raise ReportError("%s has no round %s (its rounds: %d-%d)"
@@ -64,6 +68,8 @@ def _window(run, rounds):
 
 
 def draw(runs, out_path, rounds_spec=None, title=None):
+    for run in runs:
+        run.require_events()
     plt = pyplot()
     selections = [parse_rounds(rounds_spec, run) for run in runs]
     windows = [_window(run, rounds) for run, rounds in zip(runs, selections)]
@@ -86,8 +92,7 @@ def draw(runs, out_path, rounds_spec=None, title=None):
     if title:
         fig.suptitle(title, y=1.03)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(out_path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save(fig, out_path, bbox_inches="tight")
 
 
 def _draw_run(ax, run, rounds, t0, table, span_s, fig):

@@ -1,6 +1,5 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <exception>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
+#include "cmlbed/config/parse_integer.hpp"
 #include "cmlbed/config/validate.hpp"
 #include "cmlbed/config/derived.hpp"
 #include "cmlbed/net/mpi_session.hpp"
@@ -44,22 +44,16 @@ po::options_description run_options() {
 }
 
 int parse_ranks(const std::string& value) {
-  std::size_t used = 0;
-  long long ranks = 0;
-  try {
-    ranks = std::stoll(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size()) {
+  const std::optional<long long> ranks = parse_integer(value);
+  if (!ranks) {
     throw ConfigError("run: --ranks '" + value + "' is not an integer; give the number of " +
                       "ranks to plan for, e.g. --ranks 17 for 1 server + 16 devices");
   }
-  if (ranks < 2 || ranks > 100000) {
+  if (*ranks < 2 || *ranks > 100000) {
     throw ConfigError("run: --ranks " + value + " is out of range; allowed: 2..100000 " +
                       "(1 server + at least 1 device)");
   }
-  return static_cast<int>(ranks);
+  return static_cast<int>(*ranks);
 }
 
 // The number of ranks the run is checked and planned for: mpirun's, or --ranks N for a

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/parse_integer.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/config/units.hpp"
 
@@ -98,17 +99,9 @@ void check_value(const OptionSpec& spec, const std::string& shown_name, const st
   };
   switch (spec.type) {
     case OptionType::integer: {
-      std::size_t used = 0;
-      long long number = 0;
-      try {
-        number = std::stoll(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != value.size()) {
-        fail_value(spec, shown_name, value, origin, "is not an integer");
-      }
-      check_range(static_cast<double>(number));
+      const std::optional<long long> number = parse_integer(value);
+      if (!number) fail_value(spec, shown_name, value, origin, "is not an integer");
+      check_range(static_cast<double>(*number));
       return;
     }
     case OptionType::real: {

@@ -88,6 +88,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                                       transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout"))};
   std::vector<trace::RoundRecord> records;
   std::vector<trace::Event> drained;  // reused every round
+  net::TransportStats counted;        // the server's byte counters at the last round's end
   const std::int64_t run_start = timeline.now_ns();
   for (int round = 0; round < rounds; ++round) {
     RoundContext context = context_template;
@@ -105,9 +106,14 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
     if (!is_server) continue;
+    // The server's byte counters, for rounds without events (output.timeline = false).
+    const net::TransportStats moved = transport.stats();
+    const RoundBytes bytes{moved.bytes_received - counted.bytes_received,
+                           moved.bytes_sent - counted.bytes_sent};
+    counted = moved;
     records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
                                         *std::max_element(ends.begin(), ends.end()), events,
-                                        evaluation));
+                                        config.flag("output.timeline"), bytes, evaluation));
     for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
     results->append_round(records.back());
     results->set_summary(summarize(records));

@@ -29,18 +29,28 @@ std::string format(const char* pattern, double value) {
 
 trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
                                      const std::vector<std::vector<trace::Event>>& events,
+                                     bool timeline_recorded, const RoundBytes& bytes,
                                      const std::optional<Evaluation>& evaluation) {
   trace::RoundRecord record;
   record.round = round;
   record.t_start_ns = start_ns;
   record.t_end_ns = end_ns;
   record.wall_s = static_cast<double>(end_ns - start_ns) * 1e-9;
-  record.busy_s = trace::busy_seconds_per_rank(events, start_ns, end_ns);
-  for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));
-  for (std::size_t rank = 0; rank < events.size(); ++rank) {
-    for (const trace::Event& e : events[rank]) {
-      if (e.kind != trace::EventKind::send) continue;
-      (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
+  if (!timeline_recorded) {
+    // No events, so no compute intervals: busy and idle time are unknown, not zero.
+    record.busy_s.assign(events.size(), std::nan(""));
+    record.idle_s.assign(events.size(), std::nan(""));
+    record.bytes_up = bytes.up;
+    record.bytes_down = bytes.down;
+  } else {
+    record.busy_s = trace::busy_seconds_per_rank(events, start_ns, end_ns);
+    for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));
+    // From the events, so that the table and the events agree to the byte.
+    for (std::size_t rank = 0; rank < events.size(); ++rank) {
+      for (const trace::Event& e : events[rank]) {
+        if (e.kind != trace::EventKind::send) continue;
+        (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
+      }
     }
   }
   record.test_loss = evaluation ? evaluation->loss : std::nan("");

@@ -62,6 +62,15 @@ def stopped_run(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="session")
+def untimed_run(tmp_path_factory):
+    """fl-20mbit again, without a timeline (output.timeline = false): no events."""
+    path = tmp_path_factory.mktemp("untimed") / "fl-untimed.h5"
+    _cmlbed("--experiment.method=fl", "--network.uplink_rate=20mbit",
+            "--output.timeline=false", "--output.file=%s" % path, *SMALL_RUN)
+    return path
+
+
 @pytest.fixture
 def truncated_run(runs_dir, tmp_path):
     """What a run killed after its first round leaves (the C++ test of the writer checks

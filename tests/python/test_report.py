@@ -3,6 +3,7 @@ raw events, the Perfetto export against the HDF5 events, the pictures, and clear
 for bad input."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -130,11 +131,13 @@ def test_perfetto_trace_matches_the_events_one_to_one(runs_dir, tmp_path):
     run = Run(str(path))
     names = {e["pid"]: e["args"]["name"] for e in trace
              if e["ph"] == "M" and e["name"] == "process_name"}
-    assert names == {0: "server", 1: "device 1", 2: "device 2"}
+    assert names == {1: "server", 2: "device 1", 3: "device 2"}  # pid = rank + 1
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace
                if e["ph"] == "M" and e["name"] == "thread_name"}
+    tids = [tid for _, tid in threads]
+    assert len(set(tids)) == len(tids) and not set(tids) & set(names), "tids unique, no pid"
     complete = [e for e in trace if e["ph"] == "X"]
-    got = sorted((e["pid"], threads[(e["pid"], e["tid"])].split(" #")[0], e["cat"],
+    got = sorted((e["pid"] - 1, threads[(e["pid"], e["tid"])].split(" #")[0], e["cat"],
                   round(e["ts"] * 1e3), round(e["dur"] * 1e3), e["args"]["micro_batch"],
                   e["args"]["bytes"]) for e in complete)
     want = sorted((rank, run.lane_names[e["lane"]], run.kind_names[e["kind"]],
@@ -142,25 +145,38 @@ def test_perfetto_trace_matches_the_events_one_to_one(runs_dir, tmp_path):
                    int(e["micro_batch"]), int(e["bytes"]))
                   for rank in range(run.mpi_size) for e in run.events[rank])
     assert got == want
-    assert {e["tid"] % 10 for e in complete} <= {0, 1, 2}
-    # Events on one thread nest (Perfetto requires it for complete events).
+    # Events on one thread nest (Perfetto requires it for complete events); transfers
+    # do not even nest, so that a flow end finds exactly one transfer.
     by_thread = {}
     for e in sorted(complete, key=lambda e: (e["ts"], -e["dur"])):
         stack = by_thread.setdefault((e["pid"], e["tid"]), [])
         while stack and stack[-1] <= e["ts"] + 1e-6:
             stack.pop()
-        assert not stack or e["ts"] + e["dur"] <= stack[-1] + 1e-6, e
+        if threads[(e["pid"], e["tid"])].startswith("compute"):
+            assert not stack or e["ts"] + e["dur"] <= stack[-1] + 1e-6, e
+        else:
+            assert not stack, e
         stack.append(e["ts"] + e["dur"])
-    # One flow per message: every send and every receive takes part exactly once.
+    # One flow per message, from the send to the receive of the same message: every send
+    # and every receive takes part exactly once.
+    def enclosing(flow_end):
+        inside = [e for e in complete if (e["pid"], e["tid"]) == (flow_end["pid"], flow_end["tid"])
+                  and e["ts"] <= flow_end["ts"] <= e["ts"] + e["dur"]]
+        assert len(inside) == 1, flow_end
+        return inside[0]
     starts = {e["id"]: e for e in trace if e["ph"] == "s"}
     ends = {e["id"]: e for e in trace if e["ph"] == "f"}
-    sends = sum(1 for e in complete if e["cat"] == "send")
-    receives = sum(1 for e in complete if e["cat"] == "recv")
-    assert len(starts) == len(ends) == sends == receives > 0
-    for flow_id, s in starts.items():
-        f = ends[flow_id]
-        assert s["pid"] != f["pid"] and 0 in (s["pid"], f["pid"])
-        assert f["bp"] == "e"
+    assert set(starts) == set(ends)
+    bound = [(enclosing(starts[i]), enclosing(ends[i])) for i in starts]
+    assert {id(s) for s, _ in bound} == {id(e) for e in complete if e["cat"] == "send"}
+    assert {id(r) for _, r in bound} == {id(e) for e in complete if e["cat"] == "recv"}
+    for sent, received in bound:
+        assert sent["cat"] == "send" and received["cat"] == "recv" and ends
+        assert sent["args"]["peer"] == received["args"]["rank"]
+        assert received["args"]["peer"] == sent["args"]["rank"]
+        for key in ("round", "batch", "micro_batch", "bytes"):
+            assert sent["args"][key] == received["args"][key]
+    assert all(e["bp"] == "e" for e in ends.values())
 
 
 def test_timeline_pictures(runs_dir, tmp_path, cli):
@@ -176,6 +192,10 @@ def test_timeline_pictures(runs_dir, tmp_path, cli):
     status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", "--rounds", "7",
                             "-o", tmp_path / "x.png")
     assert status == 1 and "has no round 7" in err and "Traceback" not in err
+    for spec in ("1-0", "1-", "x"):
+        status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", "--rounds", spec,
+                             "-o", tmp_path / "x.png")
+        assert status == 1 and "--rounds" in err, (spec, err)
 
 
 def test_idle_and_accuracy_pictures(runs_dir, tmp_path, cli):
@@ -210,7 +230,8 @@ def test_bad_files_give_one_clear_line(command, tmp_path, stopped_run, runs_dir,
              (cut, "is cut short"), (stopped_run, "holds no completed round"),
              (tmp_path / "missing.h5", "no such file")]
     for path, message in cases:
-        args = [command, path] + ([] if command == "summary" else ["-o", tmp_path / "o"])
+        out_file = tmp_path / ("o.json" if command == "perfetto" else "o.png")
+        args = [command, path] + ([] if command == "summary" else ["-o", out_file])
         status, out, err = cli(*args)
         assert status == 1, (path, out, err)
         assert message in err and "Traceback" not in err, err
@@ -220,6 +241,10 @@ def test_unwritable_output_and_bad_arguments(runs_dir, tmp_path, cli):
     status, _, err = cli("perfetto", runs_dir / "fl-20mbit.h5", "-o",
                             tmp_path / "no" / "such" / "dir.json")
     assert status == 1 and "does not exist" in err
+    status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", "-o", tmp_path)
+    assert status == 1 and "is a directory" in err
+    status, _, err = cli("timeline", runs_dir / "fl-20mbit.h5", "-o", tmp_path / "x.json")
+    assert status == 1 and "must end in .png" in err
     status, _, err = cli("summary")
     assert status == 2 and "usage" in err
     status, _, err = cli("summary", runs_dir / "fl-20mbit.h5", "--baseline", "adasplit")
@@ -227,13 +252,21 @@ def test_unwritable_output_and_bad_arguments(runs_dir, tmp_path, cli):
 
 
 def test_a_python_without_h5py_gets_told_what_to_install(runs_dir):
-    # -S hides Debian's dist-packages, so h5py cannot be imported, and /usr/bin/python3
-    # is this same interpreter, so the script has no other Python to hand over to.
+    # -S hides Debian's dist-packages, so h5py cannot be imported; the mark says the
+    # script has handed over once already, so it has no other Python to try.
     status, out, err = report("summary", runs_dir / "fl-20mbit.h5",
-                              python=["/usr/bin/python3", "-S"])
+                              python=["/usr/bin/python3", "-S"],
+                              env={"CMLBED_REPORT_REEXEC": "1"})
     assert status == 3, (out, err)
     assert "apt-get install python3-h5py python3-numpy python3-matplotlib" in err
     assert "Traceback" not in err
+
+
+def test_a_python_without_h5py_hands_over_to_debians(runs_dir):
+    status, out, err = report("summary", "--brief", runs_dir / "fl-20mbit.h5",
+                              python=["/usr/bin/python3", "-S"])
+    assert status == 0, err
+    assert "fl-20mbit" in out
 
 
 def test_another_python_without_h5py_hands_over_to_debians(runs_dir):
@@ -245,3 +278,20 @@ def test_another_python_without_h5py_hands_over_to_debians(runs_dir):
     status, out, err = report("summary", "--brief", runs_dir / "fl-20mbit.h5", python=[other])
     assert status == 0, err
     assert "fl-20mbit" in out
+
+
+def test_a_run_without_timeline_has_unknown_idle_time_and_no_pictures(untimed_run, runs_dir,
+                                                                        tmp_path, cli):
+    run = Run(str(untimed_run))
+    assert np.isnan(run.rounds["busy_s"]).all() and np.isnan(run.rounds["idle_s"]).all()
+    # Bytes come from the server's counters: the same as the timed twin's events.
+    twin = Run(str(runs_dir / "fl-20mbit.h5"))
+    assert list(run.rounds["bytes_up"]) == list(twin.rounds["bytes_up"])
+    assert list(run.rounds["bytes_down"]) == list(twin.rounds["bytes_down"])
+    numbers = summary.run_numbers(run)
+    assert math.isnan(numbers["server_idle_s"]) and numbers["mb_up"] > 0
+    status, out, err = cli("summary", "--brief", untimed_run)
+    assert status == 0, err
+    for command in ("timeline", "perfetto"):
+        status, _, err = cli(command, untimed_run, "-o", tmp_path / "x.png")
+        assert status == 1 and "holds no events" in err, err

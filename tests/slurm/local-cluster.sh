@@ -120,6 +120,14 @@ start() {
 # slurmd first (it ends its job steps), then slurmctld, then munged.
 stop() {
   local name file pid
+  # Jobs first, so that no job step (slurmstepd, cmlbed) outlives the daemons.
+  if pid_alive "$work/slurmctld.pid"; then
+    SLURM_CONF=$work/slurm.conf scancel --full --quiet --user=root 2>/dev/null || true
+    for _ in $(seq 50); do
+      [[ -z $(SLURM_CONF=$work/slurm.conf squeue -h 2>/dev/null) ]] && break
+      sleep 0.2
+    done
+  fi
   for name in slurmd slurmctld munge/munged; do
     file=$work/$name.pid
     pid_alive "$file" || continue

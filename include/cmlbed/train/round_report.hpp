@@ -13,10 +13,19 @@
 
 namespace cmlbed::train {
 
+// Payload bytes of a round: up = devices -> server, down = server -> devices.
+struct RoundBytes {
+  std::int64_t up = 0;
+  std::int64_t down = 0;
+};
+
 // Wall time is [start_ns, end_ns) in rank 0's time base; busy = union of each rank's
-// compute intervals in it; bytes up / down = payload bytes the devices / the server sent.
+// compute intervals in it; bytes = the payloads of the send events. With the timeline
+// off (`events` holds one empty list per rank) busy and idle are NaN, unknown, and the
+// bytes are the server's transport counters, `bytes`.
 trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
                                      const std::vector<std::vector<trace::Event>>& events,
+                                     bool timeline_recorded, const RoundBytes& bytes,
                                      const std::optional<Evaluation>& evaluation);
 
 // "round 3/10  wall 1.23 s  server idle 80.1%  device idle 12.0%  up 3.1 MB  down 3.1 MB
