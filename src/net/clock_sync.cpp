@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/wait_politely.hpp"
 
 namespace cmlbed::net {
 
@@ -22,17 +23,6 @@ constexpr std::int64_t kDone = -1;                 // a "ping" that ends a devic
 constexpr std::int64_t kGoodRttNs = 100000;        // 100 us: good enough to stop early
 constexpr std::int64_t kMaxSyncNs = 2000000000;    // at most 2 s per device
 constexpr int kMaxSamples = 5000;
-
-// Waits for a request without spinning, so that ranks waiting for their turn leave the
-// cores to the two ranks that are measuring (a busy peer delays every ping).
-void wait_politely(MPI_Request& request) {
-  int done = 0;
-  while (true) {
-    CMLBED_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-}
 
 }  // namespace
 

@@ -1,5 +1,8 @@
 #include "cmlbed/net/transport.hpp"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -54,7 +57,9 @@ constexpr int kReceiveWindow = 8;
 // bytes are moving (TCP pushes a large message only as often as MPI is called: measured
 // here, a 1 ms cap halved unshaped TCP throughput), up to 1 ms while only receives
 // posted ahead wait for their first byte (cheap on CPU: each wake-up also disturbs the
-// computing thread; see the overlap benchmark).
+// computing thread; see the overlap benchmark). Shaped messages are the exception:
+// their chunks come at the link's pace, which the header carries, so their receiver
+// looks about twice per chunk, and their sender wakes only when the next chunk is due.
 constexpr auto kMinPollInterval = std::chrono::microseconds(2);
 constexpr int kPollBackoff = 2;
 constexpr auto kMaxPollWhileMoving = std::chrono::microseconds(200);
@@ -187,6 +192,16 @@ class Transport::Impl {
     return stats_;
   }
 
+  double thread_cpu_seconds() {
+    clockid_t clock;
+    timespec used{};
+    if (pthread_getcpuclockid(thread_.native_handle(), &clock) != 0 ||
+        clock_gettime(clock, &used) != 0) {
+      throw std::runtime_error("transport: cannot read the communication thread's CPU clock");
+    }
+    return static_cast<double>(used.tv_sec) + static_cast<double>(used.tv_nsec) * 1e-9;
+  }
+
  private:
   struct OutChunk {
     std::shared_ptr<TransferState> owner;
@@ -252,9 +267,19 @@ class Transport::Impl {
         if (!requests_.empty()) {
           // MPI needs to be called for transfers to move: poll, backing off while idle,
           // but wake in time for the next chunk the link lets go.
-          // Only paced sends in flight: their completion matters little (the link lets
-          // the next chunk go at its deadline anyway), so check once a millisecond.
-          auto wait = std::chrono::nanoseconds(only_paced_sends() ? kMaxPollInterval : poll);
+          auto wait = std::chrono::nanoseconds(poll);
+          if (only_paced_sends()) {
+            // Their completion matters little: the link lets the next chunk go at its
+            // deadline anyway, so wake for that deadline, or once a millisecond after
+            // the last chunk.
+            wait = next_due_ns() ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
+          } else if (const auto pace = arrival_pace_ns(); pace && !bytes_moving()) {
+            // Chunks of shaped messages come one per pace: look twice per chunk, not
+            // at the unshaped rhythm (each wake-up disturbs the computing thread).
+            wait = std::max<std::chrono::nanoseconds>(
+                wait, std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(*pace / 2),
+                                                         kMaxPollInterval));
+          }
           if (const auto due = next_due_ns()) {
             wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
           }
@@ -301,10 +326,16 @@ class Transport::Impl {
     const auto& payload = state->message.payload;
     const auto chunk = static_cast<std::size_t>(state->wire_header.chunk_bytes);
     int chunks = 1;
+    const std::size_t first_payload = queue.size();
     for (std::size_t offset = 0; offset < payload.size(); offset += chunk, ++chunks) {
       const std::size_t bytes = std::min(chunk, payload.size() - offset);
       queue.push_back({state, payload.data() + offset, static_cast<int>(bytes),
                        payload_tag(kind), book(bytes)});
+    }
+    // The header leaves first, so it can still carry the payload's booked rhythm.
+    if (link != links_.end() && link->second.shaped() && chunks > 2) {
+      state->wire_header.chunk_interval_ns =
+          (queue.back().due_ns - queue[first_payload].due_ns) / (chunks - 2);
     }
     state->chunks_left = chunks;
     ++sends_in_flight_;
@@ -390,10 +421,14 @@ class Transport::Impl {
     MPI_Request request;
     CMLBED_MPI_CHECK(MPI_Irecv(state->message.payload.data() + offset, bytes, MPI_BYTE,
                                channel.peer, payload_tag(channel.kind), comm_, &request));
-    add_request(request, Traffic::moving, [this, &channel, state] {
-      if (--state->chunks_left == 0) return finish_receive(channel, state);
-      post_next_chunk_receive(channel, state);
-    });
+    const bool paced = header.chunk_interval_ns > 0;
+    add_request(
+        request, paced ? Traffic::arriving : Traffic::moving,
+        [this, &channel, state] {
+          if (--state->chunks_left == 0) return finish_receive(channel, state);
+          post_next_chunk_receive(channel, state);
+        },
+        paced ? header.chunk_interval_ns : 0);
   }
 
   void finish_receive(Channel& channel, const std::shared_ptr<TransferState>& state) {
@@ -425,14 +460,27 @@ class Transport::Impl {
   }
 
   // `moving`: bytes of a message are on their way (an unshaped chunk send, a payload
-  // receive); `waiting`: a receive posted ahead for a header that may come much later;
-  // `paced`: a chunk sent on a shaped link, whose next chunk is due only later.
-  enum class Traffic { moving, waiting, paced };
+  // receive of an unshaped message); `waiting`: a receive posted ahead for a header that
+  // may come much later; `paced`: a chunk sent on a shaped link, whose next chunk is due
+  // only later; `arriving`: a payload receive of a shaped message, whose chunks come
+  // one per header.chunk_interval_ns.
+  enum class Traffic { moving, waiting, paced, arriving };
 
-  void add_request(MPI_Request request, Traffic traffic, std::function<void()> on_complete) {
+  void add_request(MPI_Request request, Traffic traffic, std::function<void()> on_complete,
+                   std::int64_t pace_ns = 0) {
     requests_.push_back(request);
     traffic_.push_back(traffic);
+    pace_ns_.push_back(pace_ns);
     on_complete_.push_back(std::move(on_complete));
+  }
+
+  // The shortest chunk interval of the paced messages arriving, if any.
+  std::optional<std::int64_t> arrival_pace_ns() const {
+    std::optional<std::int64_t> pace;
+    for (std::size_t i = 0; i < traffic_.size(); ++i) {
+      if (traffic_[i] == Traffic::arriving && (!pace || pace_ns_[i] < *pace)) pace = pace_ns_[i];
+    }
+    return pace;
   }
 
   bool bytes_moving() const {
@@ -459,11 +507,13 @@ class Transport::Impl {
       if (requests_[i] == MPI_REQUEST_NULL) continue;
       requests_[kept] = requests_[i];
       traffic_[kept] = traffic_[i];
+      pace_ns_[kept] = pace_ns_[i];
       on_complete_[kept] = std::move(on_complete_[i]);
       ++kept;
     }
     requests_.resize(kept);
     traffic_.resize(kept);
+    pace_ns_.resize(kept);
     on_complete_.resize(kept);
     for (auto& completion : completions) completion();
     return true;
@@ -506,6 +556,7 @@ class Transport::Impl {
   std::map<std::pair<int, int>, Channel> channels_;
   std::vector<MPI_Request> requests_;
   std::vector<Traffic> traffic_;
+  std::vector<std::int64_t> pace_ns_;  // per request: chunk interval of an `arriving` one
   std::vector<std::function<void()>> on_complete_;
   std::vector<int> indices_;
   int sends_in_flight_ = 0;
@@ -526,5 +577,8 @@ RecvHandle Transport::post_recv(int peer, MessageKind kind) { return impl_->post
 int Transport::rank() const { return impl_->rank(); }
 int Transport::size() const { return impl_->size(); }
 TransportStats Transport::stats() const { return impl_->stats(); }
+double Transport::communication_thread_cpu_seconds() const {
+  return impl_->thread_cpu_seconds();
+}
 
 }  // namespace cmlbed::net

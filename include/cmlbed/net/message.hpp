@@ -39,6 +39,9 @@ struct MessageHeader {
   std::int64_t bytes = 0;        // payload size
   std::int64_t chunk_bytes = 0;  // payload travels in chunks of this size (last may be short)
   std::uint64_t sequence = 0;    // per (sender, receiver, kind), checked by the receiver
+  // Shaped links: time between the payload chunks' deadlines (0 = unshaped), so that the
+  // receiver polls in step with the link instead of as fast as for unshaped bytes.
+  std::int64_t chunk_interval_ns = 0;
 
   std::string describe() const;  // for error messages: kind, round, batch, micro-batch
 };

@@ -78,6 +78,8 @@ class Transport {
   int rank() const;
   int size() const;
   TransportStats stats() const;
+  // CPU time the communication thread has used so far (its thread CPU clock), seconds.
+  double communication_thread_cpu_seconds() const;
 
   class Impl;
 
