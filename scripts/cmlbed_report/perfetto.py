@@ -10,8 +10,6 @@ differ across processes and from every pid."""
 import collections
 import json
 
-from .results import LANES
-
 # Complete events on one thread must nest; transfers in flight at the same time on one
 # lane overlap without nesting (PiPar uploads the next micro-batch while the last is on
 # the wire), so they spill onto extra threads of the lane ("uplink #2", ...).
@@ -25,10 +23,6 @@ def pid_of(rank):
 
 def tid_of_lane(rank, lane, spill=0):
     return _RANK_STRIDE * (rank + 1) + _SPILL_STRIDE * spill + lane
-
-
-def lane_of_tid(tid):
-    return tid % _SPILL_STRIDE
 
 
 def _process_name(rank):
@@ -72,21 +66,19 @@ def transfer_key(e):
 def match_transfers(run):
     """Pairs (sender rank, send row, receiver rank, recv row) of one message each."""
     send, recv = run.kind_code("send"), run.kind_code("recv")
+    in_time_order = [(rank, i, events[i]) for rank, events in enumerate(run.events)
+                     for i in sorted(range(len(events)), key=lambda i: events[i]["t_start_ns"])]
     receives = collections.defaultdict(collections.deque)
-    for rank, events in enumerate(run.events):
-        for i in sorted(range(len(events)), key=lambda i: events[i]["t_start_ns"]):
-            e = events[i]
-            if e["kind"] == recv:
-                receives[(int(e["peer"]), rank) + transfer_key(e)].append(i)
+    for rank, i, e in in_time_order:
+        if e["kind"] == recv:
+            receives[(int(e["peer"]), rank) + transfer_key(e)].append(i)
     pairs = []
-    for rank, events in enumerate(run.events):
-        for i in sorted(range(len(events)), key=lambda i: events[i]["t_start_ns"]):
-            e = events[i]
-            if e["kind"] != send:
-                continue
-            queue = receives.get((rank, int(e["peer"])) + transfer_key(e))
-            if queue:
-                pairs.append((rank, i, int(e["peer"]), queue.popleft()))
+    for rank, i, e in in_time_order:
+        if e["kind"] != send:
+            continue
+        queue = receives.get((rank, int(e["peer"])) + transfer_key(e))
+        if queue:
+            pairs.append((rank, i, int(e["peer"]), queue.popleft()))
     return pairs
 
 
@@ -150,7 +142,7 @@ def write_trace(run, path):
         "traceEvents": trace_events(run),
         "displayTimeUnit": "ms",
         "otherData": {"source": run.path, "method": run.method, "mpi_size": run.mpi_size,
-                      "time_base": "rank 0's clock, microseconds", "lanes": list(LANES),
+                      "time_base": "rank 0's clock, microseconds", "lanes": list(run.lane_names),
                       "ids": "pid = rank + 1; tid = 100000 * (rank + 1) + 10 * spill + lane"},
     }
     with open(path, "w") as f:

@@ -8,9 +8,6 @@ import h5py
 
 from .errors import ReportError
 
-LANES = ("compute", "uplink", "downlink")
-
-
 class Run:
     """A results file, read completely (files of short runs are small; a long run's
     events fit in memory as well: 42 bytes per event)."""

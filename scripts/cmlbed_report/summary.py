@@ -41,10 +41,10 @@ def run_numbers(run):
         "total_s": total,
         "server_busy_s": float(r["busy_s"][:, 0].sum()),
         "server_idle_s": float(r["idle_s"][:, 0].sum()),
-        "server_idle_pct": 100 * float(r["idle_s"][:, 0].sum()) / total if total > 0 else 0.0,
+        "server_idle_pct": _percent(r["idle_s"][:, 0].sum(), total),
         "device_busy_s": float(device_busy.mean()),
         "device_idle_s": float(device_idle.mean()),
-        "device_idle_pct": 100 * float(device_idle.mean()) / total if total > 0 else 0.0,
+        "device_idle_pct": _percent(device_idle.mean(), total),
         "mb_up": float(r["bytes_up"].sum()) / 1e6,
         "mb_down": float(r["bytes_down"].sum()) / 1e6,
         "final_loss": float(loss[-1]) if len(loss) else math.nan,
@@ -126,6 +126,10 @@ def compare(runs, baseline="fl"):
     return rows
 
 
+def _percent(part, whole):
+    return 100 * float(part) / whole if whole > 0 else 0.0
+
+
 def _ratio(a, b):
     return a / b if b > 0 else math.nan
 
@@ -142,9 +146,9 @@ def round_rows(run):
             "wall_s": wall,
             "server_busy_s": float(r["busy_s"][0]),
             "server_idle_s": float(r["idle_s"][0]),
-            "server_idle_pct": 100 * float(r["idle_s"][0]) / wall if wall > 0 else 0.0,
+            "server_idle_pct": _percent(r["idle_s"][0], wall),
             "device_idle_s": device_idle,
-            "device_idle_pct": 100 * device_idle / wall if wall > 0 else 0.0,
+            "device_idle_pct": _percent(device_idle, wall),
             "mb_up": float(r["bytes_up"]) / 1e6,
             "mb_down": float(r["bytes_down"]) / 1e6,
             "test_loss": float(r["test_loss"]),

@@ -74,13 +74,15 @@ def draw(runs, out_path, rounds_spec=None, title=None):
     selections = [parse_rounds(rounds_spec, run) for run in runs]
     windows = [_window(run, rounds) for run, rounds in zip(runs, selections)]
     span_s = max((end - start) * 1e-9 for start, end, _ in windows)
-    heights = [len(_rows(run)) for run in runs]
+    rows = [_rows(run) for run in runs]
+    heights = [len(r) for r in rows]
     fig, axes = plt.subplots(len(runs), 1, squeeze=False, sharex=True,
                              figsize=(14, 1.2 + 0.32 * sum(heights) + 0.6 * len(runs)),
                              gridspec_kw={"height_ratios": heights})
     used_kinds = set()
-    for ax, run, rounds, (t0, _, table) in zip(axes[:, 0], runs, selections, windows):
-        used_kinds |= _draw_run(ax, run, rounds, t0, table, span_s, fig)
+    for ax, run, run_rows, rounds, (t0, _, table) in zip(axes[:, 0], runs, rows, selections,
+                                                         windows):
+        used_kinds |= _draw_run(ax, run, run_rows, rounds, t0, table, span_s, fig)
     ax = axes[-1, 0]
     ax.set_xlim(0, span_s * 1.01)
     ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
@@ -95,8 +97,7 @@ def draw(runs, out_path, rounds_spec=None, title=None):
     save(fig, out_path, bbox_inches="tight")
 
 
-def _draw_run(ax, run, rounds, t0, table, span_s, fig):
-    rows = _rows(run)
+def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}  # server on top
     axes_px = fig.get_size_inches()[0] * fig.dpi * 0.85
     bars = {}  # (row y, kind, is transfer) -> [(start, width)], drawn once per key
