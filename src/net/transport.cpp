@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cmlbed/net/chunk_pacing.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 
 namespace cmlbed::net {
@@ -59,7 +60,8 @@ constexpr int kReceiveWindow = 8;
 // posted ahead wait for their first byte (cheap on CPU: each wake-up also disturbs the
 // computing thread; see the overlap benchmark). Shaped messages are the exception:
 // their chunks come at the link's pace, which the header carries, so their receiver
-// looks about twice per chunk, and their sender wakes only when the next chunk is due.
+// looks at that rhythm, and their sender wakes only when chunks are due (both in
+// chunk_pacing.hpp).
 constexpr auto kMinPollInterval = std::chrono::microseconds(2);
 constexpr int kPollBackoff = 2;
 constexpr auto kMaxPollWhileMoving = std::chrono::microseconds(200);
@@ -209,6 +211,7 @@ class Transport::Impl {
     int bytes;
     int tag;
     std::int64_t due_ns;
+    bool observed;  // a header or a last chunk: its departure shows in the timeline
   };
 
   // Receives of one kind from one peer, completed strictly in order.
@@ -272,20 +275,18 @@ class Transport::Impl {
             // Their completion matters little: the link lets the next chunk go at its
             // deadline anyway, so wake for that deadline, or once a millisecond after
             // the last chunk.
-            wait = next_due_ns() ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
-          } else if (const auto pace = arrival_pace_ns(); pace && !bytes_moving()) {
-            // Chunks of shaped messages come one per pace: look twice per chunk, not
-            // at the unshaped rhythm (each wake-up disturbs the computing thread).
-            wait = std::max<std::chrono::nanoseconds>(
-                wait, std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(*pace / 2),
-                                                         kMaxPollInterval));
+            wait = next_release_ns() ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
+          } else if (const auto look = arrival_look_ns(); look && !bytes_moving()) {
+            // Chunks of shaped messages come at the link's pace: look at that rhythm, not
+            // at the unshaped one (each wake-up disturbs the computing thread).
+            wait = std::max<std::chrono::nanoseconds>(wait, std::chrono::nanoseconds(*look));
           }
-          if (const auto due = next_due_ns()) {
+          if (const auto due = next_release_ns()) {
             wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
           }
           wake_.wait_for(lock, wait, has_work);
           poll = std::min(poll * kPollBackoff, bytes_moving() ? kMaxPollWhileMoving : kMaxPollInterval);
-        } else if (const auto due = next_due_ns()) {
+        } else if (const auto due = next_release_ns()) {
           const auto wait = std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns()));
           wake_.wait_for(lock, wait, has_work);
         } else {
@@ -303,10 +304,13 @@ class Transport::Impl {
     return n;
   }
 
-  std::optional<std::int64_t> next_due_ns() const {
+  // When the thread must wake next to release chunks (see chunk_pacing.hpp).
+  std::optional<std::int64_t> next_release_ns() const {
     std::optional<std::int64_t> next;
     for (const auto& [peer, queue] : out_queues_) {
-      if (!queue.empty() && (!next || queue.front().due_ns < *next)) next = queue.front().due_ns;
+      if (queue.empty()) continue;
+      const std::int64_t wake = group_release_ns(queue);
+      if (!next || wake < *next) next = wake;
     }
     return next;
   }
@@ -322,7 +326,7 @@ class Transport::Impl {
     };
     const auto kind = state->wire_header.kind;
     queue.push_back({state, &state->wire_header, static_cast<int>(sizeof(MessageHeader)),
-                     header_tag(kind), book(sizeof(MessageHeader))});
+                     header_tag(kind), book(sizeof(MessageHeader)), true});
     const auto& payload = state->message.payload;
     const auto chunk = static_cast<std::size_t>(state->wire_header.chunk_bytes);
     int chunks = 1;
@@ -330,7 +334,7 @@ class Transport::Impl {
     for (std::size_t offset = 0; offset < payload.size(); offset += chunk, ++chunks) {
       const std::size_t bytes = std::min(chunk, payload.size() - offset);
       queue.push_back({state, payload.data() + offset, static_cast<int>(bytes),
-                       payload_tag(kind), book(bytes)});
+                       payload_tag(kind), book(bytes), offset + bytes == payload.size()});
     }
     // The header leaves first, so it can still carry the payload's booked rhythm.
     if (link != links_.end() && link->second.shaped() && chunks > 2) {
@@ -428,7 +432,10 @@ class Transport::Impl {
           if (--state->chunks_left == 0) return finish_receive(channel, state);
           post_next_chunk_receive(channel, state);
         },
-        paced ? header.chunk_interval_ns : 0);
+        paced ? chunk_look_interval_ns(header.chunk_interval_ns, header.bytes - state->next_offset,
+                                       kReceiveWindow * header.chunk_bytes,
+                                       std::chrono::nanoseconds(kMaxPollInterval).count())
+              : 0);
   }
 
   void finish_receive(Channel& channel, const std::shared_ptr<TransferState>& state) {
@@ -467,20 +474,20 @@ class Transport::Impl {
   enum class Traffic { moving, waiting, paced, arriving };
 
   void add_request(MPI_Request request, Traffic traffic, std::function<void()> on_complete,
-                   std::int64_t pace_ns = 0) {
+                   std::int64_t look_ns = 0) {
     requests_.push_back(request);
     traffic_.push_back(traffic);
-    pace_ns_.push_back(pace_ns);
+    look_ns_.push_back(look_ns);
     on_complete_.push_back(std::move(on_complete));
   }
 
-  // The shortest chunk interval of the paced messages arriving, if any.
-  std::optional<std::int64_t> arrival_pace_ns() const {
-    std::optional<std::int64_t> pace;
+  // The shortest look interval of the shaped messages' chunks arriving, if any.
+  std::optional<std::int64_t> arrival_look_ns() const {
+    std::optional<std::int64_t> look;
     for (std::size_t i = 0; i < traffic_.size(); ++i) {
-      if (traffic_[i] == Traffic::arriving && (!pace || pace_ns_[i] < *pace)) pace = pace_ns_[i];
+      if (traffic_[i] == Traffic::arriving && (!look || look_ns_[i] < *look)) look = look_ns_[i];
     }
-    return pace;
+    return look;
   }
 
   bool bytes_moving() const {
@@ -507,13 +514,13 @@ class Transport::Impl {
       if (requests_[i] == MPI_REQUEST_NULL) continue;
       requests_[kept] = requests_[i];
       traffic_[kept] = traffic_[i];
-      pace_ns_[kept] = pace_ns_[i];
+      look_ns_[kept] = look_ns_[i];
       on_complete_[kept] = std::move(on_complete_[i]);
       ++kept;
     }
     requests_.resize(kept);
     traffic_.resize(kept);
-    pace_ns_.resize(kept);
+    look_ns_.resize(kept);
     on_complete_.resize(kept);
     for (auto& completion : completions) completion();
     return true;
@@ -556,7 +563,7 @@ class Transport::Impl {
   std::map<std::pair<int, int>, Channel> channels_;
   std::vector<MPI_Request> requests_;
   std::vector<Traffic> traffic_;
-  std::vector<std::int64_t> pace_ns_;  // per request: chunk interval of an `arriving` one
+  std::vector<std::int64_t> look_ns_;  // per request: how often to look for an `arriving` one
   std::vector<std::function<void()>> on_complete_;
   std::vector<int> indices_;
   int sends_in_flight_ = 0;
