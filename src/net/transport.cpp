@@ -272,8 +272,8 @@ class Transport::Impl {
           // but wake in time for the next chunk the link lets go.
           auto wait = std::chrono::nanoseconds(poll);
           if (only_paced_sends()) {
-            // Their completion matters little: the link lets the next chunk go at its
-            // deadline anyway, so wake for that deadline, or once a millisecond after
+            // Their completion matters little: the link lets the next chunks go at their
+            // deadlines anyway, so wake for the next release, or once a millisecond after
             // the last chunk.
             wait = next_release_ns() ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
           } else if (const auto look = arrival_look_ns(); look && !bytes_moving()) {
