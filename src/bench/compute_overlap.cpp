@@ -41,12 +41,7 @@ Window run_window(net::Transport& transport, bool transfer, double seconds) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   net::RecvHandle incoming;
   if (rank == 0 && transfer) incoming = transport.post_recv(1, net::MessageKind::activation);
-  // Written before the window, as a tensor is by the stage that produced it: a buffer
-  // never touched would have its pages faulted in (and zeroed) by the kernel inside the
-  // communication thread's send calls, which measured more than half of that thread's
-  // CPU here and is no cost of the transport.
-  net::Payload upload;
-  if (rank == 1 && transfer) upload = net::Payload(kBytes, std::byte{0x5a});
+  net::Payload upload = rank == 1 && transfer ? written_payload(kBytes) : net::Payload();
   MPI_Barrier(MPI_COMM_WORLD);
   Window window;
   const double process0 = process_cpu_seconds(), thread0 = thread_cpu_seconds();

@@ -35,10 +35,7 @@ Json link_fidelity(const RuntimeOptions& options) {
                                     std::chrono::nanoseconds(static_cast<std::int64_t>(burst * 8 / rate * 1e9)));
         net::RecvHandle incoming;
         if (rank == 0) incoming = transport.post_recv(1, net::MessageKind::activation);
-        // Written before the clock starts, as a tensor is before it is sent (see the
-        // overlap benchmark: untouched pages would be faulted in by the send calls).
-        net::Payload upload;
-        if (rank == 1) upload = net::Payload(bytes, std::byte{0x5a});
+        net::Payload upload = rank == 1 ? written_payload(bytes) : net::Payload();
         MPI_Barrier(MPI_COMM_WORLD);
         const auto start = std::chrono::steady_clock::now();
         if (rank == 0) {

@@ -1,10 +1,12 @@
 #pragma once
 // The runtime benchmarks (issue: MPI runtime). Each runs on ranks 0 (server) and 1
 // (device) of MPI_COMM_WORLD and returns its JSON on rank 0.
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "bench_util.hpp"
+#include "cmlbed/net/payload.hpp"
 
 namespace cmlbed::bench {
 
@@ -15,6 +17,13 @@ struct RuntimeOptions {
   std::string burst = "32kb";
   bool quick = false;  // skip messages > 8 MiB on links < 100 mbit (54 s each at 10 mbit)
 };
+
+// A payload to send, written before any clock starts, as a tensor is by the stage that
+// produced it: pages nobody wrote would be faulted in (and zeroed) by the kernel inside
+// the send calls, which measured more than half of the sending thread's CPU here.
+inline net::Payload written_payload(std::size_t bytes) {
+  return net::Payload(bytes, std::byte{0x5a});
+}
 
 Json link_fidelity(const RuntimeOptions& options);
 Json compute_overlap(const RuntimeOptions& options);

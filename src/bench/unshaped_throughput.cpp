@@ -16,10 +16,10 @@ Json unshaped_throughput(const RuntimeOptions& options) {
   std::vector<double> plain, ours;
   for (int repeat = 0; repeat < options.repeats + 1; ++repeat) {  // the first is warm-up
     // Like the transport, plain MPI gets a fresh buffer per message (as a new tensor
-    // would be), from the same allocator; what is sent was written before the clock
-    // starts, as a tensor is, while receive buffers stay fresh on both paths.
-    net::Payload buffer = rank == 1 ? net::Payload(kBytes, std::byte{0x5a}) : net::Payload(kBytes);
-    net::Payload upload = rank == 1 ? net::Payload(kBytes, std::byte{0xa5}) : net::Payload();
+    // would be), from the same allocator; what is sent is written (written_payload),
+    // receive buffers stay fresh on both paths.
+    net::Payload buffer = rank == 1 ? written_payload(kBytes) : net::Payload(kBytes);
+    net::Payload upload = rank == 1 ? written_payload(kBytes) : net::Payload();
     MPI_Barrier(MPI_COMM_WORLD);
     auto start = std::chrono::steady_clock::now();
     if (rank == 1) MPI_Send(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD);

@@ -267,6 +267,10 @@ class Transport::Impl {
           }
         }
         const auto has_work = [&] { return !new_sends_.empty() || !new_recvs_.empty() || stopping_; };
+        const auto release = next_release_ns();
+        const auto until_release = [&] {
+          return std::chrono::nanoseconds(std::max<std::int64_t>(0, *release - timeline_.now_ns()));
+        };
         if (!requests_.empty()) {
           // MPI needs to be called for transfers to move: poll, backing off while idle,
           // but wake in time for the next chunk the link lets go.
@@ -275,20 +279,17 @@ class Transport::Impl {
             // Their completion matters little: the link lets the next chunks go at their
             // deadlines anyway, so wake for the next release, or once a millisecond after
             // the last chunk.
-            wait = next_release_ns() ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
+            wait = release ? std::chrono::nanoseconds(std::chrono::hours(1)) : kMaxPollInterval;
           } else if (const auto look = arrival_look_ns(); look && !bytes_moving()) {
             // Chunks of shaped messages come at the link's pace: look at that rhythm, not
             // at the unshaped one (each wake-up disturbs the computing thread).
             wait = std::max<std::chrono::nanoseconds>(wait, std::chrono::nanoseconds(*look));
           }
-          if (const auto due = next_release_ns()) {
-            wait = std::min(wait, std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns())));
-          }
+          if (release) wait = std::min(wait, until_release());
           wake_.wait_for(lock, wait, has_work);
           poll = std::min(poll * kPollBackoff, bytes_moving() ? kMaxPollWhileMoving : kMaxPollInterval);
-        } else if (const auto due = next_release_ns()) {
-          const auto wait = std::chrono::nanoseconds(std::max<std::int64_t>(0, *due - timeline_.now_ns()));
-          wake_.wait_for(lock, wait, has_work);
+        } else if (release) {
+          wake_.wait_for(lock, until_release(), has_work);
         } else {
           wake_.wait(lock, has_work);  // nothing to do: park
         }
