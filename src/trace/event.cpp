@@ -14,4 +14,10 @@ const std::vector<std::string>& event_kind_names() {
   return names;
 }
 
+const std::vector<std::string>& message_type_names() {
+  static const std::vector<std::string> names = {"none",        "activation",    "gradient", "model",
+                                                 "transfer_up", "transfer_down", "control"};
+  return names;
+}
+
 }  // namespace cmlbed::trace

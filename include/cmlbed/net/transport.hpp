@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "cmlbed/net/link.hpp"
 #include "cmlbed/net/message.hpp"
@@ -50,6 +51,13 @@ class RecvHandle {
  private:
   std::shared_ptr<detail::TransferState> state_;
 };
+
+// Blocks until one of `handles` has completed (or failed) or `deadline` passes, and
+// returns the index of a completed one (nothing at the deadline). It sleeps on a
+// completion signal that the communication thread raises when a transfer ends, so it
+// never polls (each wake-up costs tens of microseconds on these machines).
+std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handles,
+                                    std::chrono::steady_clock::time_point deadline);
 
 struct TransportStats {
   std::int64_t bytes_sent = 0;      // payload bytes whose sends completed

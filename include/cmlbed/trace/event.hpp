@@ -22,9 +22,22 @@ enum class EventKind : std::uint8_t {
   sleep = 9,      // compute emulation: the stretch added by devices.slowdown
 };
 
+// The message a transfer carries or a wait is for. The values are net::MessageKind's
+// plus one (0 = none), so the timeline can name messages without depending on net.
+enum class MessageType : std::uint8_t {
+  none = 0,
+  activation = 1,
+  gradient = 2,
+  model = 3,
+  transfer_up = 4,
+  transfer_down = 5,
+  control = 6,
+};
+
 // Names in enum order, as stored in HDF5 enum types and shown by h5py / h5dump.
 const std::vector<std::string>& lane_names();
 const std::vector<std::string>& event_kind_names();
+const std::vector<std::string>& message_type_names();
 
 struct Event {
   std::int32_t round = -1;
@@ -32,13 +45,16 @@ struct Event {
   std::int32_t micro_batch = -1;
   Lane lane = Lane::compute;
   EventKind kind = EventKind::compute;
-  std::int32_t peer = -1;  // the other rank of a transfer, -1 for none
+  // send / recv: what the message carries; wait: the message waited for. Sits in what
+  // was padding, so an event stays 48 bytes.
+  MessageType message = MessageType::none;
+  std::int32_t peer = -1;  // the other rank of a transfer or wait, -1 for none
   std::int64_t bytes = 0;
   std::int64_t t_start_ns = 0;  // in rank 0's time base (see net/clock_sync)
   std::int64_t t_end_ns = 0;
 };
 
-// One row of the per-round table; busy_s / idle_s have one entry per MPI rank.
+// One row of the per-round table; the vectors have one entry per MPI rank.
 struct RoundRecord {
   std::int32_t round = 0;
   std::int64_t t_start_ns = 0;  // the round's timed window on the server, rank 0's time
@@ -46,10 +62,14 @@ struct RoundRecord {
   double wall_s = 0;
   std::int64_t bytes_up = 0;    // devices -> server, payload bytes
   std::int64_t bytes_down = 0;  // server -> devices
+  std::int64_t messages_up = 0;    // messages devices -> server
+  std::int64_t messages_down = 0;  // messages server -> devices
   double test_loss = 0;         // NaN when the round did not evaluate
-  double test_accuracy = 0;
+  double test_accuracy = 0;     // per-device scope: the sample-weighted mean of device_accuracy
   std::vector<double> busy_s;  // union of the rank's compute intervals in the round
   std::vector<double> idle_s;  // wall_s - busy_s
+  std::vector<double> flops;   // floating-point operations the rank trained with (no evaluation)
+  std::vector<double> device_accuracy;  // each device's accuracy; NaN for the server / no score
 };
 
 }  // namespace cmlbed::trace
