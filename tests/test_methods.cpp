@@ -4,7 +4,9 @@
 //    device equals local training (a reference trained here, in-process);
 //  - every method learns a learnable synthetic set;
 //  - the timeline tells the truth: under a tight uplink the server idles least with
-//    pipar, more with sfl, most with fl.
+//    pipar, more with sfl, most with fl; the server's waits are on it;
+//  - FLOPs and messages are counted from what ran (LeNet by hand; fl = sfl's device +
+//    server); per-device evaluation scores each device on its own classes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -184,6 +186,89 @@ TEST_F(Methods, ServerIdlesLeastWithPiparUnderATightUplink) {
   }
   EXPECT_LT(idle["pipar"], idle["sfl"]);
   EXPECT_LT(idle["sfl"], idle["fl"]);
+}
+
+TEST_F(Methods, FlopsAreCountedFromWhatRan) {
+  // LeNet-5 on 1x32x32, one mini-batch of 16 on one device (tests/test_part_cost.cpp
+  // derives the per-sample counts layer by layer).
+  const double forward = (2.0 * 25 * 6 * 28 * 28 + 2 * 6 * 28 * 28) + 6 * 28 * 28 +
+                         (2.0 * 150 * 16 * 10 * 10 + 2 * 16 * 10 * 10) + 16 * 10 * 10 +
+                         (2.0 * 400 * 120 + 2 * 120) + (2.0 * 120 * 84 + 2 * 84) + (2.0 * 84 * 10 + 10);
+  const double conv1 = 2.0 * 25 * 6 * 28 * 28 + 2 * 6 * 28 * 28;
+  const double pools = 6 * 28 * 28 + 16 * 10 * 10;
+  const double backward = 2 * forward - conv1 - pools;  // conv1: no input gradient; pools: no weights
+  const double step = 4.0 * 61706;                      // SGD with momentum: 4 per weight
+  const double expected = 16 * (forward + backward) + step;
+  const std::vector<std::string> one_batch = {"--data.synthetic_shape=1x32x32", "--train.local_iterations=1",
+                                              "--experiment.rounds=1"};
+  std::map<std::string, trace::RoundRecord> round;
+  for (const char* method : {"fl", "sfl", "pipar"}) {
+    auto options = one_batch;
+    options.push_back(std::string("--experiment.method=") + method);
+    const auto rounds = trace::ResultsFile::read_rounds(run(2, std::string("flops_") + method, options));
+    ASSERT_EQ(rounds.size(), 1u) << method;
+    ASSERT_EQ(rounds[0].flops.size(), 2u) << method;
+    round[method] = rounds[0];
+  }
+  EXPECT_DOUBLE_EQ(round["fl"].flops[1], expected);
+  EXPECT_DOUBLE_EQ(round["fl"].flops[0], 0.0);  // the server only averages (not counted)
+  for (const char* method : {"sfl", "pipar"}) {
+    EXPECT_GT(round[method].flops[0], 0.0) << method;
+    EXPECT_DOUBLE_EQ(round[method].flops[0] + round[method].flops[1], round["fl"].flops[1]) << method;
+  }
+  // Messages: fl a model each way; sfl an activation + a model up, a gradient + a model
+  // down; pipar (m = 4) one per micro-batch.
+  EXPECT_EQ(round["fl"].messages_up, 1);
+  EXPECT_EQ(round["fl"].messages_down, 1);
+  EXPECT_EQ(round["sfl"].messages_up, 2);
+  EXPECT_EQ(round["sfl"].messages_down, 2);
+  EXPECT_EQ(round["pipar"].messages_up, 5);
+  EXPECT_EQ(round["pipar"].messages_down, 5);
+}
+
+TEST_F(Methods, ServerWaitsAreOnTheTimeline) {
+  const auto file = run(3, "waits", {"--experiment.method=sfl", "--experiment.rounds=1",
+                                     "--train.local_iterations=2", "--network.uplink_rate=20mbit"});
+  int activation_waits = 0;
+  for (const trace::Event& e : trace::ResultsFile::read_events(file, 0)) {
+    if (e.kind != trace::EventKind::wait) continue;
+    EXPECT_EQ(e.lane, trace::Lane::compute);
+    EXPECT_TRUE(e.peer == 1 || e.peer == 2) << e.peer;
+    EXPECT_LE(e.t_start_ns, e.t_end_ns);
+    if (e.message == trace::MessageType::activation) ++activation_waits;
+  }
+  EXPECT_GT(activation_waits, 0);
+  // Waiting is idle: the busy time stays the union of compute events without waits.
+  const auto rounds = trace::ResultsFile::read_rounds(file);
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_GT(rounds[0].idle_s[0], 0.0);
+}
+
+TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {
+  const auto file = run(3, "per_device", {"--experiment.method=sfl", "--data.partition=shards",
+                                          "--data.classes_per_device=2", "--evaluation.scope=per-device",
+                                          "--experiment.rounds=1", "--train.local_iterations=20"});
+  const auto rounds = trace::ResultsFile::read_rounds(file);
+  ASSERT_EQ(rounds.size(), 1u);
+  const auto& accuracy = rounds[0].device_accuracy;
+  ASSERT_EQ(accuracy.size(), 3u);
+  EXPECT_TRUE(std::isnan(accuracy[0]));  // the server trains on no classes
+  for (int device : {1, 2}) {
+    EXPECT_GE(accuracy[device], 0.0);
+    EXPECT_LE(accuracy[device], 1.0);
+  }
+  // A device trained on two of ten classes scores well above chance on them; the run's
+  // accuracy is a weighted mean of the two.
+  EXPECT_GT(std::max(accuracy[1], accuracy[2]), 0.3);
+  EXPECT_GE(rounds[0].test_accuracy, std::min(accuracy[1], accuracy[2]) - 1e-12);
+  EXPECT_LE(rounds[0].test_accuracy, std::max(accuracy[1], accuracy[2]) + 1e-12);
+  // Global scope leaves device_accuracy empty (NaN) and scores the whole test set.
+  const auto global = trace::ResultsFile::read_rounds(
+      run(3, "global", {"--experiment.method=sfl", "--data.partition=shards", "--data.classes_per_device=2",
+                        "--experiment.rounds=1", "--train.local_iterations=20"}));
+  ASSERT_EQ(global.size(), 1u);
+  EXPECT_TRUE(std::isnan(global[0].device_accuracy[1]));
+  EXPECT_FALSE(std::isnan(global[0].test_accuracy));
 }
 
 }  // namespace

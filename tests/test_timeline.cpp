@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "cmlbed/train/compute_stage.hpp"
+#include "cmlbed/trace/timeline.hpp"
 
 namespace cmlbed::trace {
 namespace {
@@ -40,10 +40,10 @@ TEST(Timeline, OffsetShiftsTheTimeBase) {
   EXPECT_NEAR(static_cast<double>(b - a), 5e9, 1e7);
 }
 
-TEST(ComputeStage, StretchesByTheSlowdown) {
+TEST(TimelineScope, StretchesByTheSlowdown) {
   Timeline timeline;
   {
-    train::ComputeStage stage(timeline, 3.0, compute_event(EventKind::forward, 0));
+    Timeline::Scope stage(timeline, compute_event(EventKind::forward, 0), 3.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const auto events = timeline.drain();

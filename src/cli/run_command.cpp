@@ -13,7 +13,7 @@
 #include "cmlbed/config/derived.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/train/experiment.hpp"
-#include "cmlbed/train/method.hpp"
+#include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
 #include "run_plan.hpp"
 

@@ -164,6 +164,12 @@ std::vector<OptionSpec> build_table() {
              "compute each device does per round before sending (stretched by "
              "devices.slowdown)"),
 
+      // [evaluation]
+      choice("evaluation.scope", "global", {"global", "per-device"},
+             "global: the aggregated model on the whole test set; per-device: each device "
+             "scored on the test samples of its own classes, weighted by its label shares "
+             "(test_accuracy = the sample-weighted mean, device_accuracy per device)"),
+
       // [output]
       option("output.file", T::path, "", "path",
              "HDF5 results file; empty = results/<method>-<date>-<time>.h5"),

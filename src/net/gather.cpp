@@ -64,6 +64,18 @@ std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm) {
   return all;
 }
 
+std::vector<std::vector<double>> gather_doubles(const std::vector<double>& mine, MPI_Comm comm) {
+  const auto per_rank = gather_bytes(reinterpret_cast<const char*>(mine.data()),
+                                     static_cast<int>(mine.size() * sizeof(double)), comm);
+  std::vector<std::vector<double>> values;
+  for (const auto& bytes : per_rank) {
+    std::vector<double> rank_values(bytes.size() / sizeof(double));
+    std::memcpy(rank_values.data(), bytes.data(), rank_values.size() * sizeof(double));
+    values.push_back(std::move(rank_values));
+  }
+  return values;
+}
+
 std::vector<std::string> gather_host_names(MPI_Comm comm) {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;

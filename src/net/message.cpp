@@ -16,6 +16,12 @@ const char* to_string(MessageKind kind) {
   return "unknown";
 }
 
+trace::MessageType message_type(MessageKind kind) {
+  static_assert(kMessageKinds + 1 == static_cast<int>(trace::MessageType::control) + 1,
+                "trace::MessageType is net::MessageKind plus one (0 = none)");
+  return static_cast<trace::MessageType>(static_cast<int>(kind) + 1);
+}
+
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::uint8: return 1;

@@ -28,6 +28,7 @@ struct TransferState {
   bool taken = false;
   std::exception_ptr error;
   Message message;
+  MessageKind kind = MessageKind::control;  // set before the handle exists, never changed
   MessageHeader wire_header;  // the header as sent / received
   int peer = -1;
   int chunks_left = 0;
@@ -95,6 +96,9 @@ Message take_message(TransferState& state) {
 
 }  // namespace
 
+MessageKind SendHandle::kind() const { return state_->kind; }
+MessageKind RecvHandle::kind() const { return state_->kind; }
+
 bool SendHandle::done() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return state_->done;
@@ -155,6 +159,7 @@ class Transport::Impl {
     check_peer(peer);
     auto state = std::make_shared<TransferState>();
     state->peer = peer;
+    state->kind = header.kind;
     state->t_start_ns = timeline_.now_ns();
     header.bytes = static_cast<std::int64_t>(payload.size());
     const auto link = links_.find(peer);
@@ -177,6 +182,7 @@ class Transport::Impl {
     check_peer(peer);
     auto state = std::make_shared<TransferState>();
     state->peer = peer;
+    state->kind = kind;
     state->wire_header.kind = kind;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -367,7 +373,7 @@ class Transport::Impl {
 
   void on_chunk_sent(const std::shared_ptr<TransferState>& state) {
     if (--state->chunks_left > 0) return;
-    record_transfer(trace::EventKind::send, *state, stats_.bytes_sent);
+    record_transfer(trace::EventKind::send, *state, stats_.bytes_sent, stats_.messages_sent);
     --sends_in_flight_;
     state->finish();
   }
@@ -440,21 +446,23 @@ class Transport::Impl {
   }
 
   void finish_receive(Channel& channel, const std::shared_ptr<TransferState>& state) {
-    record_transfer(trace::EventKind::recv, *state, stats_.bytes_received);
+    record_transfer(trace::EventKind::recv, *state, stats_.bytes_received, stats_.messages_received);
     channel.waiting.pop_front();
     channel.active = false;
     state->finish();
     start_next_receive(channel);
   }
 
-  // Puts a completed send or receive on the timeline and into the byte counter. The
+  // Puts a completed send or receive on the timeline and into the byte and message counters. The
   // lane is the link's direction: devices send up, the server sends down.
-  void record_transfer(trace::EventKind kind, const TransferState& state, std::int64_t& counter) {
+  void record_transfer(trace::EventKind kind, const TransferState& state, std::int64_t& bytes,
+                       std::int64_t& messages) {
     const bool upward = (rank_ != 0) == (kind == trace::EventKind::send);
     const MessageHeader& h = state.wire_header;
     trace::Event event;
     event.lane = upward ? trace::Lane::uplink : trace::Lane::downlink;
     event.kind = kind;
+    event.message = message_type(h.kind);
     event.round = h.round;
     event.batch = h.batch;
     event.micro_batch = h.micro_batch;
@@ -464,7 +472,8 @@ class Transport::Impl {
     event.t_end_ns = timeline_.now_ns();
     timeline_.record(event);
     std::lock_guard<std::mutex> lock(mutex_);
-    counter += h.bytes;
+    bytes += h.bytes;
+    ++messages;
   }
 
   // `moving`: bytes of a message are on their way (an unshaped chunk send, a payload

@@ -10,7 +10,7 @@
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/train/method.hpp"
+#include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
 
@@ -83,37 +83,52 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   std::unique_ptr<Method> method = make_method(config, rank, devices);
 
   const int rounds = static_cast<int>(config.integer("experiment.rounds"));
+  const EvaluationScope scope = evaluation_scope(config.text("evaluation.scope"));
+  double flops = 0;  // this rank's, in the current round
   const RoundContext context_template{0,         rank,      devices,
                                       is_server ? 1.0 : config.real("devices.slowdown", rank),
-                                      transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout"))};
+                                      transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout")),
+                                      scope,     flops};
   std::vector<trace::RoundRecord> records;
   std::vector<trace::Event> drained;  // reused every round
-  net::TransportStats counted;        // the server's byte counters at the last round's end
+  net::TransportStats counted;        // the server's counters at the last round's end
   const std::int64_t run_start = timeline.now_ns();
   for (int round = 0; round < rounds; ++round) {
     RoundContext context = context_template;
     context.round = round;
+    flops = 0;
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
     // The round spans from the first rank leaving the barrier to the last one done
-    // training. Evaluation comes after it: it is on the timeline (kind evaluate) but not
-    // in the round's wall, busy or idle time, which measure training alone.
+    // training. Evaluation comes after it, on every rank: it is on the timeline (kind
+    // evaluate) but not in the round's wall, busy or idle time or FLOPs, which measure
+    // training alone.
     const auto starts = net::gather_int64(start, control.get());
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
-    const auto evaluation = is_server ? method->evaluate(context) : std::nullopt;
+    const auto round_flops = net::gather_doubles({flops}, control.get());
+    const std::optional<Evaluation> evaluation = method->evaluate(context);
+    const auto evaluations =
+        net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
     if (!is_server) continue;
-    // The server's byte counters, for rounds without events (output.timeline = false).
+    RoundMeasures measures;
+    measures.scope = scope;
+    // The server's counters, for rounds without events (output.timeline = false).
     const net::TransportStats moved = transport.stats();
-    const RoundBytes bytes{moved.bytes_received - counted.bytes_received,
-                           moved.bytes_sent - counted.bytes_sent};
+    measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
+                        moved.messages_received - counted.messages_received,
+                        moved.messages_sent - counted.messages_sent};
     counted = moved;
+    for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
+    std::vector<Evaluation> per_rank;
+    for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
+    measures.evaluation = merge_evaluations(per_rank);
     records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
                                         *std::max_element(ends.begin(), ends.end()), events,
-                                        config.flag("output.timeline"), bytes, evaluation));
+                                        config.flag("output.timeline"), measures));
     for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
     results->append_round(records.back());
     results->set_summary(summarize(records));

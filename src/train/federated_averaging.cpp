@@ -1,6 +1,5 @@
 #include "federated_averaging.hpp"
 
-#include "cmlbed/train/compute_stage.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {
@@ -21,7 +20,9 @@ net::MessageHeader model_header(int round, std::int64_t samples) {
 FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devices)
     : rank_(rank), devices_(devices), settings_(training_settings(config)),
       data_(load_training_data(config, devices)) {
-  const std::size_t layers = model::layer_count(settings_.model);
+  const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
+  const std::size_t layers = stats.size();
+  cost_ = model::part_cost(stats, 0, layers, false);
   model_ = std::make_unique<model::ModelPart>(settings_.model, 0, layers, settings_.seed);
   if (rank == 0) {
     no_layers_ = std::make_unique<model::ModelPart>(settings_.model, layers, layers, settings_.seed);
@@ -49,16 +50,17 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
     const int batch = static_cast<int>(b);
     const torch::Tensor images = images_tensor(data_.dataset.train, batches[b]);
     const torch::Tensor labels = labels_tensor(data_.dataset.train, batches[b]);
+    const auto samples = static_cast<double>(images.size(0));
     torch::Tensor loss;
     {
-      ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::forward, context.round, batch));
+      auto stage = compute_stage(context, EventKind::forward, batch, -1, samples * cost_.forward_per_sample);
       loss = batch_loss(model_->forward(images), labels, settings_.batch_size);
     }
     {
-      ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::backward, context.round, batch));
+      auto stage = compute_stage(context, EventKind::backward, batch, -1, samples * cost_.backward_per_sample);
       loss.backward();
     }
-    ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::step, context.round, batch));
+    auto stage = compute_stage(context, EventKind::step, batch, -1, step_flops(cost_.parameters, settings_));
     optimizer_->step();
     optimizer_->zero_grad();
   }
@@ -83,7 +85,7 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
     weights.push_back(static_cast<double>(message.header.samples));
   }
   {
-    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::aggregate, context.round));
+    auto stage = compute_stage(context, EventKind::aggregate);
     load_flat_state(*model_, weighted_average(models, weights));
   }
   // Every device gets the same average: flatten it once.
@@ -99,9 +101,11 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
 }
 
 std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& context) {
-  if (!settings_.aggregates_after(context.round)) return std::nullopt;  // nothing new to test
-  ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
-  return train::evaluate(*model_, *no_layers_, data_.dataset.test);
+  // The server holds the average; between aggregations there is nothing new to test.
+  if (rank_ != 0 || !settings_.aggregates_after(context.round)) return std::nullopt;
+  auto stage = compute_stage(context, EventKind::evaluate);
+  return evaluate_aggregated(*model_, *no_layers_, data_.dataset, data_.partitions,
+                             context.evaluation_scope);
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::final_state() {

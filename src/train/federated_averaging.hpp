@@ -3,6 +3,7 @@
 // batches and uploads it; the server averages the models weighted by the devices'
 // sample counts, evaluates, and sends the average back. The server computes nothing
 // else: its idle time is the baseline the split methods are compared with.
+#include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "training_data.hpp"
 
@@ -27,6 +28,7 @@ class FederatedAveraging : public Method {
   std::unique_ptr<model::ModelPart> no_layers_;  // server: identity, to evaluate model_
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LocalBatches> batches_;
+  model::PartCost cost_;  // FLOPs of the whole model
 };
 
 }  // namespace cmlbed::train

@@ -95,28 +95,61 @@ torch::Tensor batch_loss(const torch::Tensor& logits, const torch::Tensor& label
          static_cast<double>(batch_size);
 }
 
-Evaluation evaluate(model::ModelPart& device_part, model::ModelPart& server_part,
-                    const data::ImageSet& test) {
+ClassScores score_by_class(model::ModelPart& device_part, model::ModelPart& server_part,
+                           const data::ImageSet& test) {
   torch::NoGradGuard no_grad;
   device_part.eval();
   server_part.eval();
-  double loss = 0;
-  std::int64_t correct = 0;
+  const auto classes = static_cast<std::size_t>(test.num_classes);
+  ClassScores scores{std::vector<std::int64_t>(classes, 0), std::vector<std::int64_t>(classes, 0),
+                     std::vector<double>(classes, 0.0)};
   constexpr std::size_t kBatch = 500;
   for (std::size_t start = 0; start < test.size(); start += kBatch) {
     std::vector<std::size_t> indices;
     for (std::size_t i = start; i < std::min(test.size(), start + kBatch); ++i) indices.push_back(i);
     const torch::Tensor labels = labels_tensor(test, indices);
     const torch::Tensor logits = server_part.forward(device_part.forward(images_tensor(test, indices)));
-    loss += torch::nn::functional::cross_entropy(
-                logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                .item<double>();
-    correct += logits.argmax(1).eq(labels).sum().item<std::int64_t>();
+    const torch::Tensor losses = torch::nn::functional::cross_entropy(
+        logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    const torch::Tensor hits = logits.argmax(1).eq(labels);
+    const auto* label = labels.data_ptr<std::int64_t>();
+    const auto loss = losses.to(torch::kFloat64).contiguous();
+    const auto hit = hits.to(torch::kInt64).contiguous();
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      const auto c = static_cast<std::size_t>(label[i]);
+      ++scores.samples[c];
+      scores.correct[c] += hit.data_ptr<std::int64_t>()[i];
+      scores.loss[c] += loss.data_ptr<double>()[i];
+    }
   }
   device_part.train();
   server_part.train();
-  const double n = static_cast<double>(std::max<std::size_t>(1, test.size()));
-  return {loss / n, static_cast<double>(correct) / n};
+  return scores;
+}
+
+Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& server_part,
+                               const data::Dataset& dataset,
+                               const std::vector<std::vector<std::size_t>>& partitions,
+                               EvaluationScope scope) {
+  const ClassScores scores = score_by_class(device_part, server_part, dataset.test);
+  Evaluation evaluation;
+  if (scope == EvaluationScope::global) {
+    evaluation.has_global = true;
+    evaluation.global = overall_score(scores);
+    return evaluation;
+  }
+  const auto classes = static_cast<std::size_t>(dataset.test.num_classes);
+  for (std::size_t d = 0; d < partitions.size(); ++d) {
+    evaluation.devices[static_cast<int>(d) + 1] =
+        device_score(scores, label_shares(dataset.train.labels, partitions[d], classes));
+  }
+  return evaluation;
+}
+
+double step_flops(std::int64_t parameters, const TrainingSettings& settings) {
+  double per_weight = settings.optimizer == "adam" ? 13 : 2 + (settings.momentum > 0 ? 2 : 0);
+  if (settings.weight_decay > 0) per_weight += 2;
+  return per_weight * static_cast<double>(parameters);
 }
 
 torch::Tensor weighted_average(const std::vector<torch::Tensor>& states,

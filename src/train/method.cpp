@@ -1,38 +1,35 @@
 #include "cmlbed/train/method.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
-#include "cmlbed/config/config_error.hpp"
-#include "federated_averaging.hpp"
-#include "split_learning.hpp"
-#include "transfer_method.hpp"
 
 namespace cmlbed::train {
+namespace {
+
+// A wait of this rank for a message of `kind` from or to `peer`, on the compute lane.
+trace::Event wait_event(const RoundContext& context, int peer, net::MessageKind kind) {
+  trace::Event event = trace::compute_event(trace::EventKind::wait, context.round);
+  event.peer = peer;
+  event.message = net::message_type(kind);
+  return event;
+}
+
+}  // namespace
+
+trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind, int batch,
+                                     int micro_batch, double flops) {
+  context.flops += flops;
+  return trace::Timeline::Scope(context.timeline, trace::compute_event(kind, context.round, batch, micro_batch),
+                                context.slowdown);
+}
+
 std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage) {
   return std::runtime_error("rank " + std::to_string(context.rank) + ": round " + std::to_string(context.round) +
          ": no progress on '" + stage + "' with rank " + std::to_string(peer) + " within " +
          std::to_string(std::chrono::duration<double>(context.timeout).count()) +
          " s (experiment.timeout); is that rank alive?");
-}
-
-void check_method_available(const Config& config) {
-  const std::string& name = config.text("experiment.method");
-  if (name == "adasplit") {
-    throw ConfigError("experiment.method = adasplit is not available in this build yet; "
-                      "available: fl, sl, sfl, pipar, transfer");
-  }
-}
-
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices) {
-  const std::string& name = config.text("experiment.method");
-  if (name == "transfer") return std::make_unique<TransferMethod>(config, rank, devices);
-  if (name == "fl") return std::make_unique<FederatedAveraging>(config, rank, devices);
-  if (name == "sfl") return std::make_unique<SplitLearning>(config, SplitSchedule::sfl, rank, devices);
-  if (name == "pipar") return std::make_unique<SplitLearning>(config, SplitSchedule::pipar, rank, devices);
-  if (name == "sl") return std::make_unique<SplitLearning>(config, SplitSchedule::sl, rank, devices);
-  throw ConfigError("experiment.method = " + name +
-                    " is not available in this build yet; available: fl, sl, sfl, pipar, transfer");
 }
 
 void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
@@ -74,16 +71,22 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
 
 net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,
                               const char* stage) {
-  auto message = handle.wait_for(context.timeout);
+  std::optional<net::Message> message;
+  if (handle.ready()) {
+    message = handle.wait_for(context.timeout);
+  } else {
+    trace::Timeline::Scope waiting(context.timeline, wait_event(context, peer, handle.kind()));
+    message = handle.wait_for(context.timeout);
+  }
   if (!message) throw timeout_error(context, peer, stage);
   return std::move(*message);
 }
 
 void wait_or_throw(const net::SendHandle& handle, const RoundContext& context, int peer,
                    const char* stage) {
-  if (!handle.wait_for(context.timeout)) {
-    throw timeout_error(context, peer, stage);
-  }
+  if (handle.done()) return;
+  trace::Timeline::Scope waiting(context.timeline, wait_event(context, peer, handle.kind()));
+  if (!handle.wait_for(context.timeout)) throw timeout_error(context, peer, stage);
 }
 
 }  // namespace cmlbed::train

@@ -1,9 +1,11 @@
 #include "cmlbed/train/round_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <numeric>
+#include <optional>
 
 #include "cmlbed/trace/busy_time.hpp"
 
@@ -25,12 +27,20 @@ std::string format(const char* pattern, double value) {
   return buffer;
 }
 
+// FLOPs of the run: the server's, and all devices' together.
+std::pair<double, double> training_flops(const std::vector<trace::RoundRecord>& rounds) {
+  double server = 0, devices = 0;
+  for (const auto& r : rounds) {
+    for (std::size_t rank = 0; rank < r.flops.size(); ++rank) (rank == 0 ? server : devices) += r.flops[rank];
+  }
+  return {server, devices};
+}
+
 }  // namespace
 
 trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
                                      const std::vector<std::vector<trace::Event>>& events,
-                                     bool timeline_recorded, const RoundBytes& bytes,
-                                     const std::optional<Evaluation>& evaluation) {
+                                     bool timeline_recorded, const RoundMeasures& measures) {
   trace::RoundRecord record;
   record.round = round;
   record.t_start_ns = start_ns;
@@ -40,8 +50,10 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
     // No events, so no compute intervals: busy and idle time are unknown, not zero.
     record.busy_s.assign(events.size(), std::nan(""));
     record.idle_s.assign(events.size(), std::nan(""));
-    record.bytes_up = bytes.up;
-    record.bytes_down = bytes.down;
+    record.bytes_up = measures.counted.bytes_up;
+    record.bytes_down = measures.counted.bytes_down;
+    record.messages_up = measures.counted.messages_up;
+    record.messages_down = measures.counted.messages_down;
   } else {
     record.busy_s = trace::busy_seconds_per_rank(events, start_ns, end_ns);
     for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));
@@ -50,11 +62,26 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
       for (const trace::Event& e : events[rank]) {
         if (e.kind != trace::EventKind::send) continue;
         (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
+        ++(rank == 0 ? record.messages_down : record.messages_up);
       }
     }
   }
-  record.test_loss = evaluation ? evaluation->loss : std::nan("");
-  record.test_accuracy = evaluation ? evaluation->accuracy : std::nan("");
+  record.flops = measures.flops;
+  record.device_accuracy.assign(events.size(), std::nan(""));
+  const Evaluation& evaluation = measures.evaluation;
+  std::optional<Score> test;
+  if (measures.scope == EvaluationScope::per_device) {
+    for (const auto& [device, score] : evaluation.devices) {
+      if (device > 0 && static_cast<std::size_t>(device) < events.size()) {
+        record.device_accuracy[static_cast<std::size_t>(device)] = score.accuracy;
+      }
+    }
+    if (!evaluation.devices.empty()) test = weighted_mean(evaluation.devices);
+  } else if (evaluation.has_global) {
+    test = evaluation.global;
+  }
+  record.test_loss = test ? test->loss : std::nan("");
+  record.test_accuracy = test ? test->accuracy : std::nan("");
   return record;
 }
 
@@ -86,6 +113,7 @@ std::vector<std::pair<std::string, double>> summarize(const std::vector<trace::R
     }
   }
   const double n = static_cast<double>(rounds.size());
+  const auto [server_flops, device_flops] = training_flops(rounds);
   return {{"rounds", n},
           {"total_wall_s", wall},
           {"mean_round_s", n > 0 ? wall / n : 0},
@@ -95,6 +123,8 @@ std::vector<std::pair<std::string, double>> summarize(const std::vector<trace::R
           {"mean_device_idle_fraction", wall > 0 ? device_idle / wall : 0},
           {"bytes_up", up},
           {"bytes_down", down},
+          {"server_flops", server_flops},
+          {"device_flops", device_flops},
           {"final_test_accuracy", accuracy},
           {"best_test_accuracy", best}};
 }
@@ -114,6 +144,9 @@ void print_summary(const std::string& method, const std::vector<trace::RoundReco
         << (std::isnan(r.test_accuracy) ? std::string("-") : format("%.4f", r.test_accuracy))
         << "\n";
   }
+  const auto [server_flops, device_flops] = training_flops(rounds);
+  out << "training FLOPs: server " << format("%.4f", server_flops * 1e-12) << " TFLOP, devices "
+      << format("%.4f", device_flops * 1e-12) << " TFLOP (all devices together)\n";
   out << "results: " << results_path << "\n";
 }
 

@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "cmlbed/train/compute_stage.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {
@@ -34,7 +33,8 @@ net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Mod
 SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices)
     : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)),
       data_(load_training_data(config, devices)) {
-  const std::size_t layers = model::layer_count(settings_.model);
+  const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
+  const std::size_t layers = stats.size();
   for (int device = 1; device <= devices; ++device) {
     splits_.push_back(static_cast<std::size_t>(config.integer("model.split", device)));
     micro_batches_.push_back(schedule == SplitSchedule::pipar
@@ -51,6 +51,10 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
       server_parts_.push_back(std::move(server));
     }
     for (int device = 1; device <= devices; ++device) {
+      // The server part returns its input's gradient, so that input needs one.
+      server_costs_.push_back(model::part_cost(stats, split_for(device), layers, true));
+    }
+    for (int device = 1; device <= devices; ++device) {
       device_shadows_.push_back(std::make_unique<model::ModelPart>(
           settings_.model, 0, split_for(device), settings_.seed));
     }
@@ -59,6 +63,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
   } else {
     device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_for(rank), settings_.seed);
     device_optimizer_ = make_optimizer(*device_part_, settings_);
+    device_cost_ = model::part_cost(stats, 0, split_for(rank), false);
     batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
                                               settings_.seed, rank);
   }
@@ -108,11 +113,12 @@ void SplitLearning::train_batch(const RoundContext& context, int batch,
   std::vector<torch::Tensor> outputs;
   std::vector<net::SendHandle> uploads;
   for (int i = 0; i < m; ++i) {
+    const torch::Tensor& piece = image_pieces[static_cast<std::size_t>(i)];
     torch::Tensor output;
     {
-      ComputeStage stage(context.timeline, context.slowdown,
-                         trace::compute_event(EventKind::forward, context.round, batch, i));
-      output = device_part_->forward(image_pieces[static_cast<std::size_t>(i)]);
+      auto stage = compute_stage(context, EventKind::forward, batch, i,
+                                 static_cast<double>(piece.size(0)) * device_cost_.forward_per_sample);
+      output = device_part_->forward(piece);
     }
     net::MessageHeader header = header_for(net::MessageKind::activation, context.round, batch, i, m);
     net::Payload payload = activation_payload(output.detach(), label_pieces[static_cast<std::size_t>(i)], header);
@@ -123,14 +129,16 @@ void SplitLearning::train_batch(const RoundContext& context, int batch,
   for (int i = 0; i < m; ++i) {
     const torch::Tensor gradient =
         tensor_from(receive_or_throw(gradients[static_cast<std::size_t>(i)], context, 0, "activation gradient"));
-    if (outputs[static_cast<std::size_t>(i)].requires_grad()) {
-      ComputeStage stage(context.timeline, context.slowdown,
-                         trace::compute_event(EventKind::backward, context.round, batch, i));
-      outputs[static_cast<std::size_t>(i)].backward(gradient);
+    const torch::Tensor& output = outputs[static_cast<std::size_t>(i)];
+    if (output.requires_grad()) {
+      auto stage = compute_stage(context, EventKind::backward, batch, i,
+                                 static_cast<double>(output.size(0)) * device_cost_.backward_per_sample);
+      output.backward(gradient);
     }
   }
   if (device_optimizer_) {
-    ComputeStage stage(context.timeline, context.slowdown, trace::compute_event(EventKind::step, context.round, batch));
+    auto stage = compute_stage(context, EventKind::step, batch, -1,
+                               step_flops(device_cost_.parameters, settings_));
     device_optimizer_->step();
     device_optimizer_->zero_grad();
   }
@@ -190,23 +198,27 @@ void SplitLearning::serve_devices(const RoundContext& context, const std::vector
 void SplitLearning::serve_micro_batch(const RoundContext& context, int device, const net::Message& message) {
   const net::MessageHeader& h = message.header;
   ServerPart& server = server_parts_[schedule_ == SplitSchedule::sl ? 0 : static_cast<std::size_t>(device - 1)];
+  const model::PartCost& cost = server_costs_[static_cast<std::size_t>(device - 1)];
   auto [activation, labels] = activation_from(message);
   activation.requires_grad_(true);
   const std::int64_t batch_size = settings_.batch_size;
+  const auto samples = static_cast<double>(activation.size(0));
   torch::Tensor loss;
   {
-    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::forward, h.round, h.batch, h.micro_batch));
+    auto stage = compute_stage(context, EventKind::forward, h.batch, h.micro_batch,
+                               samples * cost.forward_per_sample);
     loss = batch_loss(server.part->forward(activation), labels, batch_size);
   }
   {
-    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::backward, h.round, h.batch, h.micro_batch));
+    auto stage = compute_stage(context, EventKind::backward, h.batch, h.micro_batch,
+                               samples * cost.backward_per_sample);
     loss.backward();
   }
   net::MessageHeader header =
       header_for(net::MessageKind::gradient, h.round, h.batch, h.micro_batch, h.micro_batches);
   context.transport.send(device, header, tensor_payload(activation.grad(), header));
   if (h.micro_batch + 1 == h.micro_batches && server.optimizer) {
-    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::step, h.round, h.batch));
+    auto stage = compute_stage(context, EventKind::step, h.batch, -1, step_flops(cost.parameters, settings_));
     server.optimizer->step();
     server.optimizer->zero_grad();
   }
@@ -237,7 +249,7 @@ void SplitLearning::aggregate(const RoundContext& context) {
   }
   std::map<std::string, torch::Tensor> average;
   {
-    ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::aggregate, context.round));
+    auto stage = compute_stage(context, EventKind::aggregate);
     for (auto& [name, tensors] : copies) average[name] = weighted_average(tensors, weights[name]);
     load_named_state(*whole_model_, average);
     for (auto& server : server_parts_) load_named_state(*server.part, average);
@@ -254,11 +266,13 @@ void SplitLearning::aggregate(const RoundContext& context) {
 }
 
 std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
+  if (rank_ != 0) return std::nullopt;  // the server holds the aggregated model
   if (schedule_ != SplitSchedule::sl && !settings_.aggregates_after(context.round)) {
     return std::nullopt;  // the whole model only exists after an aggregation
   }
-  ComputeStage stage(context.timeline, 1.0, trace::compute_event(EventKind::evaluate, context.round));
-  return train::evaluate(*whole_model_, *no_layers_, data_.dataset.test);
+  auto stage = compute_stage(context, EventKind::evaluate);
+  return evaluate_aggregated(*whole_model_, *no_layers_, data_.dataset, data_.partitions,
+                             context.evaluation_scope);
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_state() {

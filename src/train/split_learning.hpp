@@ -10,6 +10,7 @@
 //          each side, so the mathematics are sfl's and only the timing changes;
 //  - sl    (vanilla split learning): one device at a time with a single server part;
 //          the device part goes from device to device through the server.
+#include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "training_data.hpp"
 
@@ -52,6 +53,8 @@ class SplitLearning : public Method {
   TrainingData data_;
   std::vector<int> micro_batches_;  // per device (index d-1)
   std::vector<std::size_t> splits_;  // per device
+  model::PartCost device_cost_;      // device: FLOPs of its part
+  std::vector<model::PartCost> server_costs_;  // server: of each device's server part
 
   // Device: its part, optimizer and batches.
   std::unique_ptr<model::ModelPart> device_part_;

@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "cmlbed/train/compute_stage.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -61,8 +60,7 @@ void TransferMethod::serve(const RoundContext& context) {
 void TransferMethod::take_part(const RoundContext& context) {
   net::RecvHandle reply = context.transport.post_recv(0, net::MessageKind::transfer_down);
   if (compute_.count() > 0) {
-    ComputeStage stage(context.timeline, context.slowdown,
-                       trace::compute_event(trace::EventKind::compute, context.round, 0));
+    auto stage = compute_stage(context, trace::EventKind::compute, 0);
     busy_compute(compute_);
   }
   const net::SendHandle upload = context.transport.send(

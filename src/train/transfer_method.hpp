@@ -4,6 +4,7 @@
 // server over its uplink and gets the same amount back over its downlink; the server
 // answers each device as soon as its upload is complete. No model is trained: this
 // exercises links, transport, clocks, timeline and results file end to end.
+#include "cmlbed/config/config.hpp"
 #include "cmlbed/train/method.hpp"
 
 namespace cmlbed::train {

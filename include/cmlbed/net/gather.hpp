@@ -17,6 +17,9 @@ std::vector<std::vector<trace::Event>> gather_events(const std::vector<trace::Ev
 // One int64 per rank, at rank 0.
 std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm);
 
+// Every rank's doubles (any length), at rank 0 (index = rank); others get nothing.
+std::vector<std::vector<double>> gather_doubles(const std::vector<double>& mine, MPI_Comm comm);
+
 // Every rank's host name, at rank 0.
 std::vector<std::string> gather_host_names(MPI_Comm comm);
 

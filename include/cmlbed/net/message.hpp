@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cmlbed/net/payload.hpp"
+#include "cmlbed/trace/event.hpp"
 
 namespace cmlbed::net {
 
@@ -21,6 +22,8 @@ enum class MessageKind : std::uint8_t {
 };
 constexpr int kMessageKinds = 6;
 const char* to_string(MessageKind kind);
+// How the timeline names a message kind (trace sits below net, so it has its own enum).
+trace::MessageType message_type(MessageKind kind);
 
 enum class DType : std::uint8_t { uint8 = 0, int64 = 1, float32 = 2, float64 = 3 };
 std::size_t dtype_size(DType dtype);

@@ -32,6 +32,7 @@ class SendHandle {
   SendHandle() = default;
   explicit SendHandle(std::shared_ptr<detail::TransferState> state) : state_(std::move(state)) {}
   bool done() const;  // the last byte has left (all chunks' sends completed)
+  MessageKind kind() const;
   void wait() const;  // rethrows a transport failure
   bool wait_for(std::chrono::nanoseconds timeout) const;
 
@@ -44,6 +45,7 @@ class RecvHandle {
   RecvHandle() = default;
   explicit RecvHandle(std::shared_ptr<detail::TransferState> state) : state_(std::move(state)) {}
   bool ready() const;
+  MessageKind kind() const;  // what was posted for
   Message wait();  // takes the message; rethrows a transport failure
   // The message if it completes within the timeout, else nothing (the receive stays posted).
   std::optional<Message> wait_for(std::chrono::nanoseconds timeout);
@@ -62,6 +64,8 @@ std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handle
 struct TransportStats {
   std::int64_t bytes_sent = 0;      // payload bytes whose sends completed
   std::int64_t bytes_received = 0;  // payload bytes of completed receives
+  std::int64_t messages_sent = 0;     // sends completed
+  std::int64_t messages_received = 0;  // receives completed
 };
 
 class Transport {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cmlbed/trace/event.hpp"
@@ -38,12 +39,24 @@ class Timeline {
   void drain_into(std::vector<Event>& out);
 
   // Records [construction, destruction) as one event; fields are fixed at construction.
+  // The one timing scope of the project: with stretch k > 1 (compute emulation,
+  // devices.slowdown) the scope lasts k times its measured length, the difference slept
+  // at its end, so a device k times slower than this machine can be emulated on it and
+  // oversubscribed runs stay honest; the event covers the stretched stage.
   class Scope {
    public:
-    Scope(Timeline& timeline, Event event) : timeline_(timeline), event_(event) {
+    Scope(Timeline& timeline, Event event, double stretch = 1.0)
+        : timeline_(timeline), event_(event), stretch_(stretch),
+          start_(std::chrono::steady_clock::now()) {
       event_.t_start_ns = timeline_.now_ns();
     }
     ~Scope() {
+      if (stretch_ > 1.0) {
+        const auto measured = std::chrono::steady_clock::now() - start_;
+        // An absolute deadline: the sleep's own overshoot does not add up across stages.
+        std::this_thread::sleep_until(
+            start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(measured * stretch_));
+      }
       event_.t_end_ns = timeline_.now_ns();
       timeline_.record(event_);
     }
@@ -53,6 +66,8 @@ class Timeline {
    private:
     Timeline& timeline_;
     Event event_;
+    double stretch_;
+    std::chrono::steady_clock::time_point start_;
   };
 
  private:

@@ -6,8 +6,10 @@
 #include <memory>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/image_set.hpp"
 #include "cmlbed/model/split_model.hpp"
+#include "cmlbed/train/evaluation.hpp"
 #include "cmlbed/train/method.hpp"
 
 namespace cmlbed::train {
@@ -59,9 +61,23 @@ torch::Tensor labels_tensor(const data::ImageSet& set, const std::vector<std::si
 torch::Tensor batch_loss(const torch::Tensor& logits, const torch::Tensor& labels,
                          std::int64_t batch_size);
 
-// Test loss and accuracy of device part then server part, in eval mode, batches of 500.
-Evaluation evaluate(model::ModelPart& device_part, model::ModelPart& server_part,
-                    const data::ImageSet& test);
+// One pass of device part then server part over the test set (eval mode, batches of
+// 500): per-class samples, correct predictions and summed loss.
+ClassScores score_by_class(model::ModelPart& device_part, model::ModelPart& server_part,
+                           const data::ImageSet& test);
+
+// The evaluation of an aggregated model (fl, sfl, pipar: every device would deploy the
+// same one), by the rank that holds it: the global score, or in per-device scope each
+// device's score on its classes (evaluation.hpp).
+Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& server_part,
+                               const data::Dataset& dataset,
+                               const std::vector<std::vector<std::size_t>>& partitions,
+                               EvaluationScope scope);
+
+// FLOPs of one optimizer step over `parameters` weights: SGD 2 per weight (the update),
+// + 2 with momentum (the buffer), + 2 with weight decay; Adam 13 per weight (two moment
+// updates 3 + 4, denominator 3, update 3), + 2 with weight decay.
+double step_flops(std::int64_t parameters, const TrainingSettings& settings);
 
 // sum_i weights_i * states_i / sum_i weights_i.
 torch::Tensor weighted_average(const std::vector<torch::Tensor>& states,

@@ -1,20 +1,21 @@
 #pragma once
 // A collaborative-learning method is the schedule of one round, on the server (rank 0)
-// and on each device. The driver (experiment.hpp) owns everything around it: clocks,
-// links, transport, timeline, results file, round boundaries, progress and summary.
+// and on each device, plus what each rank does in the evaluation phase after it. The
+// driver (experiment.hpp) owns everything around it: clocks, links, transport,
+// timeline, results file, round boundaries, progress and summary. Methods are made by
+// name through method_registry.hpp.
 #include <chrono>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "cmlbed/trace/timeline.hpp"
+#include "cmlbed/train/evaluation.hpp"
 
 namespace cmlbed::train {
 
@@ -26,30 +27,29 @@ struct RoundContext {
   net::Transport& transport;
   trace::Timeline& timeline;
   std::chrono::nanoseconds timeout;  // longest wait for any one message
-};
-
-struct Evaluation {
-  double loss = 0;
-  double accuracy = 0;
+  EvaluationScope evaluation_scope = EvaluationScope::global;
+  // Floating-point operations this rank has trained with in the round (forward,
+  // backward, optimizer step; see compute_stage). Reset by the driver every round.
+  double& flops;
 };
 
 class Method {
  public:
   virtual ~Method() = default;
   virtual void run_round(const RoundContext& context) = 0;
-  // Called on the server after each round; nothing when the method does not evaluate.
+  // On every rank after each round's timed window: what this rank scored (see
+  // evaluation.hpp), nothing when it scored nothing this round. Ranks may exchange
+  // messages here (unshaped on the timeline, not counted in the round's bytes).
   virtual std::optional<Evaluation> evaluate(const RoundContext& context) = 0;
   // On the server after the last round: named flat float32 weights to keep in the
   // results file (/model/<name>); nothing for methods without a model.
   virtual std::vector<std::pair<std::string, std::vector<float>>> final_state() { return {}; }
 };
 
-// Throws ConfigError when this build cannot run experiment.method (cheap: builds nothing).
-void check_method_available(const Config& config);
-
-// The method experiment.method names, for this rank. Throws ConfigError for a method
-// this build cannot run.
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices);
+// A compute stage of this rank: on the timeline as `kind` (lane compute), stretched to
+// `context.slowdown` times its measured length, and `flops` added to the round's count.
+trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind,
+                                     int batch = -1, int micro_batch = -1, double flops = 0);
 
 // The error for a wait that saw no progress within the timeout: names rank, round,
 // stage and peer.
@@ -58,13 +58,14 @@ std::runtime_error timeout_error(const RoundContext& context, int peer, const ch
 // The server's receive loop: takes `expected[d]` messages of `kind` from each device d,
 // one posted receive per device at a time, and hands each to `serve` as it arrives, in
 // arrival order across devices. Throws timeout_error(stage) when no message arrives
-// within the timeout.
+// within the timeout. Time spent blocked is on the timeline as `wait` events.
 void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
                             const std::map<int, std::int64_t>& expected, const char* stage,
                             const std::function<void(int device, const net::Message&)>& serve);
 
 // Waits for a receive, or throws a runtime error naming the stage and the peer once
 // `timeout` has passed, so a dead rank or a lost message cannot hang the job forever.
+// A wait that blocks is on the timeline as a `wait` event (peer, message kind).
 net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,
                               const char* stage);
 void wait_or_throw(const net::SendHandle& handle, const RoundContext& context, int peer,

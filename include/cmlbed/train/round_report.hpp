@@ -8,25 +8,37 @@
 #include <utility>
 #include <vector>
 
-#include "cmlbed/train/method.hpp"
+#include "cmlbed/train/evaluation.hpp"
 #include "cmlbed/trace/event.hpp"
 
 namespace cmlbed::train {
 
-// Payload bytes of a round: up = devices -> server, down = server -> devices.
-struct RoundBytes {
-  std::int64_t up = 0;
-  std::int64_t down = 0;
+// Traffic of a round: up = devices -> server, down = server -> devices; payload bytes
+// and messages.
+struct RoundTraffic {
+  std::int64_t bytes_up = 0;
+  std::int64_t bytes_down = 0;
+  std::int64_t messages_up = 0;
+  std::int64_t messages_down = 0;
+};
+
+// What the driver gathered at the round's end besides the events.
+struct RoundMeasures {
+  RoundTraffic counted;       // the server's transport counters (used without a timeline)
+  std::vector<double> flops;  // per rank
+  Evaluation evaluation;      // every rank's, merged
+  EvaluationScope scope = EvaluationScope::global;
 };
 
 // Wall time is [start_ns, end_ns) in rank 0's time base; busy = union of each rank's
-// compute intervals in it; bytes = the payloads of the send events. With the timeline
-// off (`events` holds one empty list per rank) busy and idle are NaN, unknown, and the
-// bytes are the server's transport counters, `bytes`.
+// compute intervals in it; traffic = the send events. With the timeline off (`events`
+// holds one empty list per rank) busy and idle are NaN, unknown, and the traffic is the
+// server's transport counters. Test loss and accuracy: the global score, or in
+// per-device scope the sample-weighted mean of the device scores, which also fill
+// device_accuracy (NaN elsewhere).
 trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int64_t end_ns,
                                      const std::vector<std::vector<trace::Event>>& events,
-                                     bool timeline_recorded, const RoundBytes& bytes,
-                                     const std::optional<Evaluation>& evaluation);
+                                     bool timeline_recorded, const RoundMeasures& measures);
 
 // "round 3/10  wall 1.23 s  server idle 80.1%  device idle 12.0%  up 3.1 MB  down 3.1 MB
 //  acc 0.812  elapsed 4.0 s  ETA 9.3 s"

@@ -1,0 +1,69 @@
+#include "cmlbed/train/method_registry.hpp"
+
+#include <functional>
+
+#include "cmlbed/config/config_error.hpp"
+#include "federated_averaging.hpp"
+#include "split_learning.hpp"
+#include "transfer_method.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+using Factory = std::function<std::unique_ptr<Method>(const Config&, int rank, int devices)>;
+
+struct Registered {
+  const char* name;
+  Factory make;
+};
+
+template <typename M>
+Factory plain() {
+  return [](const Config& config, int rank, int devices) {
+    return std::make_unique<M>(config, rank, devices);
+  };
+}
+
+Factory split(SplitSchedule schedule) {
+  return [schedule](const Config& config, int rank, int devices) {
+    return std::make_unique<SplitLearning>(config, schedule, rank, devices);
+  };
+}
+
+const std::vector<Registered>& registry() {
+  static const std::vector<Registered> methods = {
+      {"fl", plain<FederatedAveraging>()},
+      {"sl", split(SplitSchedule::sl)},
+      {"sfl", split(SplitSchedule::sfl)},
+      {"pipar", split(SplitSchedule::pipar)},
+      {"transfer", plain<TransferMethod>()},
+  };
+  return methods;
+}
+
+const Registered& find(const Config& config) {
+  const std::string& name = config.text("experiment.method");
+  for (const Registered& method : registry()) {
+    if (name == method.name) return method;
+  }
+  std::string available;
+  for (const std::string& known : available_methods()) available += (available.empty() ? "" : ", ") + known;
+  throw ConfigError("experiment.method = " + name + " is not available in this build yet; available: " +
+                    available);
+}
+
+}  // namespace
+
+std::vector<std::string> available_methods() {
+  std::vector<std::string> names;
+  for (const Registered& method : registry()) names.emplace_back(method.name);
+  return names;
+}
+
+void check_method_available(const Config& config) { find(config); }
+
+std::unique_ptr<Method> make_method(const Config& config, int rank, int devices) {
+  return find(config).make(config, rank, devices);
+}
+
+}  // namespace cmlbed::train
