@@ -1,6 +1,7 @@
 // Results file: what ResultsFile writes reads back exactly, through its own readers,
 // the HDF5 C API, h5py and h5dump; configuration checks; HDF5 failures as Hdf5Error;
-// and a writer killed mid-run leaves every flushed round readable.
+// and a writer killed mid-run leaves every flushed round readable; files written before
+// the newer columns and event members existed still read.
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -10,18 +11,23 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "cmlbed/trace/hdf5_handles.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/trace/round_columns.hpp"
 
 namespace cmlbed::trace {
 
@@ -39,14 +45,15 @@ using hdf5::PropertyListHandle;
 constexpr int kRanks = 3;
 
 // Events compared field by field; as tuples, so that gtest prints a differing row.
-using EventFields = std::tuple<std::int32_t, std::int32_t, std::int32_t, int, int, std::int32_t,
-                               std::int64_t, std::int64_t, std::int64_t>;
+using EventFields = std::tuple<std::int32_t, std::int32_t, std::int32_t, int, int, int,
+                               std::int32_t, std::int64_t, std::int64_t, std::int64_t>;
 
 std::vector<EventFields> fields(const std::vector<Event>& events) {
   std::vector<EventFields> rows;
   for (const Event& e : events) {
     rows.emplace_back(e.round, e.batch, e.micro_batch, static_cast<int>(e.lane),
-                      static_cast<int>(e.kind), e.peer, e.bytes, e.t_start_ns, e.t_end_ns);
+                      static_cast<int>(e.kind), static_cast<int>(e.message), e.peer, e.bytes,
+                      e.t_start_ns, e.t_end_ns);
   }
   return rows;
 }
@@ -68,8 +75,10 @@ RunInfo sample_run_info(int ranks = kRanks) {
 }
 
 Event make_event(int round, int batch, Lane lane, EventKind kind, std::int64_t start_ns,
-                 std::int64_t end_ns, int peer = -1, std::int64_t bytes = 0) {
+                 std::int64_t end_ns, int peer = -1, std::int64_t bytes = 0,
+                 MessageType message = MessageType::none) {
   Event event;
+  event.message = message;
   event.round = round;
   event.batch = batch;
   event.micro_batch = batch % 2;
@@ -98,11 +107,13 @@ std::vector<Event> round_events(int rank, int round, int count = 4) {
         break;
       case 2:
         events.push_back(
-            make_event(round, i, Lane::uplink, EventKind::send, start, start + 3, 0, 4096 + rank));
+            make_event(round, i, Lane::uplink, EventKind::send, start, start + 3, 0, 4096 + rank,
+                       MessageType::activation));
         break;
       default:
         events.push_back(
-            make_event(round, i, Lane::downlink, EventKind::recv, start, start + 9, 0, 1LL << 40));
+            make_event(round, i, Lane::downlink, EventKind::recv, start, start + 9, 0, 1LL << 40,
+                       MessageType::control));
         break;
     }
   }
@@ -119,28 +130,52 @@ RoundRecord make_round(int round, int ranks = kRanks) {
   record.bytes_down = (1LL << 33) + round;
   record.test_loss = round % 2 == 0 ? std::numeric_limits<double>::quiet_NaN() : 0.25 / round;
   record.test_accuracy = 0.1 * round;
+  record.messages_up = 3LL * round;
+  record.messages_down = (1LL << 35) + round;  // beyond int32
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   for (int rank = 0; rank < ranks; ++rank) {
     record.busy_s.push_back(0.5 * round + 0.01 * rank);
     record.idle_s.push_back(record.wall_s - record.busy_s.back());
+    record.flops.push_back(rank == 0 ? 0.0 : 1.25e15 * round + rank);  // beyond int32, exact
+    // The server has no score; the last device is scored only in odd rounds.
+    const bool scored = rank > 0 && (rank < ranks - 1 || round % 2 == 1);
+    record.device_accuracy.push_back(scored ? 0.5 + 0.01 * rank + 0.001 * round : nan);
   }
   return record;
 }
 
-void expect_same_round(const RoundRecord& expected, const RoundRecord& actual) {
-  EXPECT_EQ(expected.round, actual.round);
-  EXPECT_EQ(expected.t_start_ns, actual.t_start_ns);
-  EXPECT_EQ(expected.t_end_ns, actual.t_end_ns);
-  EXPECT_EQ(expected.wall_s, actual.wall_s);
-  EXPECT_EQ(expected.bytes_up, actual.bytes_up);
-  EXPECT_EQ(expected.bytes_down, actual.bytes_down);
-  if (std::isnan(expected.test_loss)) {
-    EXPECT_TRUE(std::isnan(actual.test_loss));
+// Equal, with NaN equal to NaN: one float64 column of one round.
+void expect_same_value(double expected, double actual, const std::string& what) {
+  if (std::isnan(expected)) {
+    EXPECT_TRUE(std::isnan(actual)) << what << ": expected NaN, got " << actual;
   } else {
-    EXPECT_EQ(expected.test_loss, actual.test_loss);
+    EXPECT_EQ(expected, actual) << what;
   }
-  EXPECT_EQ(expected.test_accuracy, actual.test_accuracy);
-  EXPECT_EQ(expected.busy_s, actual.busy_s);
-  EXPECT_EQ(expected.idle_s, actual.idle_s);
+}
+
+// Every column of round_columns(), so that a new column is round-tripped without a
+// new line here.
+void expect_same_round(const RoundRecord& expected, const RoundRecord& actual) {
+  for (const RoundColumn& column : round_columns()) {
+    std::visit(
+        [&](auto member) {
+          const auto& want = expected.*member;
+          const auto& got = actual.*member;
+          using Value = std::decay_t<decltype(want)>;
+          if constexpr (std::is_same_v<Value, std::vector<double>>) {
+            ASSERT_EQ(want.size(), got.size()) << column.name;
+            for (std::size_t rank = 0; rank < want.size(); ++rank) {
+              expect_same_value(want[rank], got[rank],
+                                std::string(column.name) + "[" + std::to_string(rank) + "]");
+            }
+          } else if constexpr (std::is_floating_point_v<Value>) {
+            expect_same_value(want, got, column.name);
+          } else {
+            EXPECT_EQ(want, got) << column.name;
+          }
+        },
+        column.field);
+  }
 }
 
 bool is_executable(const char* path) { return ::access(path, X_OK) == 0; }
@@ -319,17 +354,21 @@ TEST_F(ResultsFileTest, EventsTableIsAChunkedExtendibleCompoundWithNamedEnums) {
     const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
     ASSERT_EQ(H5Tget_class(type.get()), H5T_COMPOUND);
     EXPECT_EQ(member_names(type.get()),
-              (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind", "peer",
-                                        "bytes", "t_start_ns", "t_end_ns"}));
-    EXPECT_EQ(H5Tget_size(type.get()), 42U) << "packed rows";
+              (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind", "message",
+                                        "peer", "bytes", "t_start_ns", "t_end_ns"}));
+    EXPECT_EQ(H5Tget_size(type.get()), 43U) << "packed rows";
 
     const DatatypeHandle lane = member_type(type.get(), "lane");
     const DatatypeHandle kind = member_type(type.get(), "kind");
+    const DatatypeHandle message = member_type(type.get(), "message");
     ASSERT_EQ(H5Tget_class(lane.get()), H5T_ENUM);
     ASSERT_EQ(H5Tget_class(kind.get()), H5T_ENUM);
+    ASSERT_EQ(H5Tget_class(message.get()), H5T_ENUM);
     EXPECT_EQ(H5Tget_size(lane.get()), 1U);
+    EXPECT_EQ(H5Tget_size(message.get()), 1U);
     EXPECT_EQ(enum_names(lane.get()), lane_names());
     EXPECT_EQ(enum_names(kind.get()), event_kind_names());
+    EXPECT_EQ(enum_names(message.get()), message_type_names());
     const auto base = owned<DatatypeHandle>(H5Tget_super(kind.get()), "H5Tget_super");
     EXPECT_EQ(H5Tget_sign(base.get()), H5T_SGN_NONE);
     for (const char* int32 : {"round", "batch", "micro_batch", "peer"}) {
@@ -370,8 +409,14 @@ TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
   EXPECT_EQ(member_names(type.get()),
             (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
                                       "bytes_down", "test_loss", "test_accuracy", "busy_s",
-                                      "idle_s"}));
-  for (const char* name : {"busy_s", "idle_s"}) {
+                                      "idle_s", "messages_up", "messages_down", "flops",
+                                      "device_accuracy"}));
+  for (const char* int64 : {"t_start_ns", "t_end_ns", "bytes_up", "bytes_down", "messages_up",
+                            "messages_down"}) {
+    const DatatypeHandle member = member_type(type.get(), int64);
+    EXPECT_GT(H5Tequal(member.get(), H5T_NATIVE_INT64), 0) << int64;
+  }
+  for (const char* name : {"busy_s", "idle_s", "flops", "device_accuracy"}) {
     const DatatypeHandle member = member_type(type.get(), name);
     ASSERT_EQ(H5Tget_class(member.get()), H5T_ARRAY) << name;
     ASSERT_EQ(H5Tget_array_ndims(member.get()), 1) << name;
@@ -380,6 +425,172 @@ TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
     EXPECT_EQ(length, static_cast<hsize_t>(kRanks)) << name;
     const auto element = owned<DatatypeHandle>(H5Tget_super(member.get()), "H5Tget_super");
     EXPECT_GT(H5Tequal(element.get(), H5T_NATIVE_DOUBLE), 0) << name;
+  }
+}
+
+TEST_F(ResultsFileTest, EventsOfEveryMessageTypeReadBack) {
+  const std::string path = file("messages.h5");
+  std::vector<Event> events;
+  for (std::size_t value = 0; value < message_type_names().size(); ++value) {
+    events.push_back(make_event(1, static_cast<int>(value), Lane::uplink, EventKind::send,
+                                10 * static_cast<std::int64_t>(value), 5, 0, 64,
+                                static_cast<MessageType>(value)));
+  }
+  events.back().kind = EventKind::wait;  // a wait names the message it waits for
+  events.back().lane = Lane::compute;
+  {
+    ResultsFile results(path, false, sample_run_info());
+    results.append_events(1, events);
+  }
+  EXPECT_EQ(fields(ResultsFile::read_events(path, 1)), fields(events));
+}
+
+// Every per-rank column is checked, and the message names each one that is wrong.
+TEST_F(ResultsFileTest, RoundsWithoutOneEntryPerRankAreRefusedByName) {
+  const std::string path = file("ragged.h5");
+  ResultsFile results(path, false, sample_run_info());
+  for (const RoundColumn& column : round_columns()) {
+    const auto* member = std::get_if<RoundColumn::PerRank>(&column.field);
+    if (member == nullptr) continue;
+    for (const int size : {0, kRanks - 1, kRanks + 1}) {
+      RoundRecord record = make_round(2);
+      (record.**member).resize(static_cast<std::size_t>(size));
+      try {
+        results.append_round(record);
+        ADD_FAILURE() << column.name << " with " << size << " entries was accepted";
+      } catch (const std::invalid_argument& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "results file: round 2: " + std::string(column.name) + " has " +
+                      std::to_string(size) +
+                      " entries, expected one per rank (3; NaN where a rank has no value)");
+      }
+    }
+  }
+  RoundRecord two_wrong = make_round(4);
+  two_wrong.flops.clear();
+  two_wrong.device_accuracy.pop_back();
+  try {
+    results.append_round(two_wrong);
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("flops has 0, device_accuracy has 2 entries"),
+              std::string::npos)
+        << error.what();
+  }
+  results.append_round(make_round(5));
+  results.close();
+  const std::vector<RoundRecord> rounds = ResultsFile::read_rounds(path);
+  ASSERT_EQ(rounds.size(), 1U) << "refused rounds leave no row";
+  expect_same_round(make_round(5), rounds[0]);
+}
+
+// A file as the writer made it before messages_up, messages_down, flops,
+// device_accuracy and the events' message existed, written here with the C API.
+void write_file_of_the_older_layout(const std::string& path, const std::vector<Event>& events,
+                                    const std::vector<RoundRecord>& rounds) {
+  hdf5::silence_error_printing();
+  const auto file = owned<FileHandle>(
+      H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), "H5Fcreate");
+  const auto write_table = [&](const char* name, hid_t file_type, hid_t memory_type,
+                               const void* rows, hsize_t count) {
+    const auto space =
+        owned<DataspaceHandle>(H5Screate_simple(1, &count, nullptr), "H5Screate_simple");
+    const auto dataset = owned<DatasetHandle>(H5Dcreate2(file.get(), name, file_type, space.get(),
+                                                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                              std::string("H5Dcreate2 ") + name);
+    hdf5::check(H5Dwrite(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows),
+                std::string("H5Dwrite ") + name);
+  };
+  const auto make_enum = [](const std::vector<std::string>& names) {
+    auto type = owned<DatatypeHandle>(H5Tenum_create(H5T_NATIVE_UINT8), "H5Tenum_create");
+    for (std::size_t value = 0; value < names.size(); ++value) {
+      const auto stored = static_cast<std::uint8_t>(value);
+      hdf5::check(H5Tenum_insert(type.get(), names[value].c_str(), &stored), "H5Tenum_insert");
+    }
+    return type;
+  };
+
+  // Events: trace::Event's layout without the message member, packed in the file.
+  const DatatypeHandle lane = make_enum(lane_names());
+  const DatatypeHandle kind = make_enum(event_kind_names());
+  const auto event_type =
+      owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Event)), "H5Tcreate events");
+  const auto member = [&](const char* name, std::size_t offset, hid_t type) {
+    hdf5::check(H5Tinsert(event_type.get(), name, offset, type), name);
+  };
+  member("round", offsetof(Event, round), H5T_NATIVE_INT32);
+  member("batch", offsetof(Event, batch), H5T_NATIVE_INT32);
+  member("micro_batch", offsetof(Event, micro_batch), H5T_NATIVE_INT32);
+  member("lane", offsetof(Event, lane), lane.get());
+  member("kind", offsetof(Event, kind), kind.get());
+  member("peer", offsetof(Event, peer), H5T_NATIVE_INT32);
+  member("bytes", offsetof(Event, bytes), H5T_NATIVE_INT64);
+  member("t_start_ns", offsetof(Event, t_start_ns), H5T_NATIVE_INT64);
+  member("t_end_ns", offsetof(Event, t_end_ns), H5T_NATIVE_INT64);
+  const auto event_file_type = owned<DatatypeHandle>(H5Tcopy(event_type.get()), "H5Tcopy");
+  hdf5::check(H5Tpack(event_file_type.get()), "H5Tpack");
+  ASSERT_EQ(H5Tget_size(event_file_type.get()), 42U) << "the older events' row size";
+  owned<hdf5::GroupHandle>(H5Gcreate2(file.get(), "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                           "H5Gcreate2 /ranks");
+  owned<hdf5::GroupHandle>(
+      H5Gcreate2(file.get(), "/ranks/0", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      "H5Gcreate2 /ranks/0");
+  write_table("/ranks/0/events", event_file_type.get(), event_type.get(), events.data(),
+              events.size());
+
+  // Rounds: the first ten columns, packed.
+  const std::size_t ranks = rounds.at(0).busy_s.size();
+  const hsize_t per_rank_length = ranks;
+  const auto per_rank = owned<DatatypeHandle>(
+      H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &per_rank_length), "H5Tarray_create2");
+  const std::size_t row_size = 4 + 8 * 7 + 2 * 8 * ranks;
+  const auto round_type =
+      owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, row_size), "H5Tcreate rounds");
+  std::vector<unsigned char> rows(rounds.size() * row_size);
+  std::size_t offset = 0;
+  const auto column = [&](const char* name, hid_t type, std::size_t size, auto value_of) {
+    hdf5::check(H5Tinsert(round_type.get(), name, offset, type), name);
+    for (std::size_t index = 0; index < rounds.size(); ++index) {
+      std::memcpy(rows.data() + index * row_size + offset, value_of(rounds[index]), size);
+    }
+    offset += size;
+  };
+  column("round", H5T_NATIVE_INT32, 4, [](const RoundRecord& r) { return &r.round; });
+  column("t_start_ns", H5T_NATIVE_INT64, 8, [](const RoundRecord& r) { return &r.t_start_ns; });
+  column("t_end_ns", H5T_NATIVE_INT64, 8, [](const RoundRecord& r) { return &r.t_end_ns; });
+  column("wall_s", H5T_NATIVE_DOUBLE, 8, [](const RoundRecord& r) { return &r.wall_s; });
+  column("bytes_up", H5T_NATIVE_INT64, 8, [](const RoundRecord& r) { return &r.bytes_up; });
+  column("bytes_down", H5T_NATIVE_INT64, 8, [](const RoundRecord& r) { return &r.bytes_down; });
+  column("test_loss", H5T_NATIVE_DOUBLE, 8, [](const RoundRecord& r) { return &r.test_loss; });
+  column("test_accuracy", H5T_NATIVE_DOUBLE, 8,
+         [](const RoundRecord& r) { return &r.test_accuracy; });
+  column("busy_s", per_rank.get(), 8 * ranks,
+         [](const RoundRecord& r) { return r.busy_s.data(); });
+  column("idle_s", per_rank.get(), 8 * ranks,
+         [](const RoundRecord& r) { return r.idle_s.data(); });
+  write_table("/rounds", round_type.get(), round_type.get(), rows.data(), rounds.size());
+}
+
+TEST_F(ResultsFileTest, FilesOfTheOlderLayoutStillRead) {
+  const std::string path = file("older.h5");
+  std::vector<Event> events = round_events(0, 1, 6);
+  for (Event& event : events) event.message = MessageType::none;  // the older file has none
+  const std::vector<RoundRecord> written = {make_round(1), make_round(2)};
+  write_file_of_the_older_layout(path, events, written);
+
+  EXPECT_EQ(fields(ResultsFile::read_events(path, 0)), fields(events));
+
+  const std::vector<RoundRecord> rounds = ResultsFile::read_rounds(path);
+  ASSERT_EQ(rounds.size(), written.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t index = 0; index < rounds.size(); ++index) {
+    SCOPED_TRACE("round " + std::to_string(index + 1));
+    RoundRecord expected = written[index];
+    expected.messages_up = 0;  // missing integer columns read as 0 ...
+    expected.messages_down = 0;
+    expected.flops.assign(kRanks, nan);  // ... and missing float64 columns as NaN per rank
+    expected.device_accuracy.assign(kRanks, nan);
+    expect_same_round(expected, rounds[index]);
   }
 }
 
@@ -412,6 +623,9 @@ TEST_F(ResultsFileTest, RejectsRowsThatDoNotFit) {
   Event unnamed_lane = make_event(1, 0, Lane::compute, EventKind::forward, 0, 1);
   unnamed_lane.lane = static_cast<Lane>(3);
   EXPECT_THROW(results.append_events(0, {unnamed_lane}), std::invalid_argument);
+  Event unnamed_message = make_event(1, 0, Lane::uplink, EventKind::send, 0, 1);
+  unnamed_message.message = static_cast<MessageType>(7);
+  EXPECT_THROW(results.append_events(0, {unnamed_message}), std::invalid_argument);
   EXPECT_THROW(results.append_round(make_round(1, kRanks + 1)), std::invalid_argument);
   results.close();
   EXPECT_TRUE(ResultsFile::read_events(file("bad.h5"), 0).empty()) << "nothing half-written";
@@ -548,17 +762,23 @@ with h5py.File(sys.argv[1], "r") as f:
     assert list(a["hosts"]) == ["node-0", "node-1", "node-2"], list(a["hosts"])
     assert list(a["clock_offsets_ns"]) == [0, -1007, -2007], a["clock_offsets_ns"]
     ev = f["ranks/2/events"][()]
-    assert ev.dtype.names == ("round", "batch", "micro_batch", "lane", "kind", "peer",
-                              "bytes", "t_start_ns", "t_end_ns"), ev.dtype.names
+    assert ev.dtype.names == ("round", "batch", "micro_batch", "lane", "kind", "message",
+                              "peer", "bytes", "t_start_ns", "t_end_ns"), ev.dtype.names
     assert len(ev) == 14 and len(f["ranks/1/events"]) == 0
     kinds = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["kind"]).items()}
     lanes = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["lane"]).items()}
     assert [kinds[k] for k in ev["kind"][:4]] == ["forward", "backward", "send", "recv"]
     assert [lanes[l] for l in ev["lane"][:4]] == ["compute", "compute", "uplink", "downlink"]
     assert ev["bytes"][3] == 1 << 40
+    messages = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["message"]).items()}
+    assert [messages[m] for m in ev["message"][:4]] == ["none", "none", "activation", "control"]
     r = f["rounds"][()]
     assert list(r["round"]) == [1, 2, 3] and r["busy_s"].shape == (3, 3), r["busy_s"].shape
     assert math.isnan(r["test_loss"][1]) and r["idle_s"][2][1] == 4.5 - 1.51
+    assert list(r["messages_down"]) == [(1 << 35) + 1, (1 << 35) + 2, (1 << 35) + 3]
+    assert r["flops"].shape == (3, 3) and r["flops"][1][2] == 2.5e15 + 2, r["flops"]
+    assert math.isnan(r["device_accuracy"][0][0]) and math.isnan(r["device_accuracy"][1][2])
+    assert r["device_accuracy"][2][2] == 0.5 + 0.02 + 0.003
     assert dict(f["summary"].attrs) == {"final_accuracy": 0.875, "total_s": 12.5}
 print("h5py ok")
 )PY";

@@ -7,10 +7,14 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 
 #include "cmlbed/trace/hdf5_handles.hpp"
+#include "cmlbed/trace/round_columns.hpp"
 
 namespace cmlbed::trace {
 namespace {
@@ -30,7 +34,7 @@ using hdf5::PropertyListHandle;
 // 4096 packed events are 168 KiB: well inside HDF5's default 1 MiB chunk cache, and
 // few chunks even for long runs.
 constexpr hsize_t kEventChunkRows = 4096;
-// A rounds row grows with mpi_size (two float64 arrays); chunks of about 64 KiB.
+// A rounds row grows with mpi_size (four float64 arrays); chunks of about 64 KiB.
 constexpr std::size_t kRoundChunkBytes = 64 * 1024;
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
@@ -39,8 +43,8 @@ std::string quoted(const std::string& text) { return "'" + text + "'"; }
 // The memory types describe the C++ rows; HDF5 converts to and from the file types by
 // member name, so readers and writers agree as long as the names do.
 
-static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1,
-              "lane and kind are stored as HDF5 enums based on uint8");
+static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1 && sizeof(MessageType) == 1,
+              "lane, kind and message are stored as HDF5 enums based on uint8");
 
 // An enum over uint8 whose member names are `names` in value order, so that h5py and
 // h5dump show "forward" rather than 0.
@@ -63,6 +67,7 @@ void insert_member(hid_t compound, const char* name, std::size_t offset, hid_t t
 DatatypeHandle make_event_memory_type() {
   const DatatypeHandle lane = make_enum_type("lane", lane_names());
   const DatatypeHandle kind = make_enum_type("kind", event_kind_names());
+  const DatatypeHandle message = make_enum_type("message", message_type_names());
   auto type =
       owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Event)), "H5Tcreate(event compound)");
   const hid_t row = type.get();
@@ -71,6 +76,7 @@ DatatypeHandle make_event_memory_type() {
   insert_member(row, "micro_batch", offsetof(Event, micro_batch), H5T_NATIVE_INT32);
   insert_member(row, "lane", offsetof(Event, lane), lane.get());
   insert_member(row, "kind", offsetof(Event, kind), kind.get());
+  insert_member(row, "message", offsetof(Event, message), message.get());
   insert_member(row, "peer", offsetof(Event, peer), H5T_NATIVE_INT32);
   insert_member(row, "bytes", offsetof(Event, bytes), H5T_NATIVE_INT64);
   insert_member(row, "t_start_ns", offsetof(Event, t_start_ns), H5T_NATIVE_INT64);
@@ -78,105 +84,130 @@ DatatypeHandle make_event_memory_type() {
   return type;
 }
 
-// The same members without padding: 42 bytes a row in the file instead of 48.
+// The same members without padding: 43 bytes a row in the file instead of 48.
 DatatypeHandle make_event_file_type() {
   DatatypeHandle type = make_event_memory_type();
   check(H5Tpack(type.get()), "H5Tpack(event compound)");
   return type;
 }
 
-// Byte offsets of one packed /rounds row, whose size depends on mpi_size. The same
-// layout serves memory and file, so rows are written without conversion.
+// Byte offsets of one packed /rounds row, one per round_columns() entry; the row's
+// size depends on mpi_size. The same layout serves memory and file, so rows are written
+// without conversion.
 struct RoundLayout {
   explicit RoundLayout(int mpi_size) : ranks(static_cast<std::size_t>(mpi_size)) {
-    round = take(sizeof(std::int32_t));
-    t_start_ns = take(sizeof(std::int64_t));
-    t_end_ns = take(sizeof(std::int64_t));
-    wall_s = take(sizeof(double));
-    bytes_up = take(sizeof(std::int64_t));
-    bytes_down = take(sizeof(std::int64_t));
-    test_loss = take(sizeof(double));
-    test_accuracy = take(sizeof(double));
-    busy_s = take(ranks * sizeof(double));
-    idle_s = take(ranks * sizeof(double));
+    for (const RoundColumn& column : round_columns()) {
+      offsets.push_back(size);
+      size += column.bytes(ranks);
+    }
   }
 
   std::size_t ranks;
   std::size_t size = 0;
-  std::size_t round = 0, t_start_ns = 0, t_end_ns = 0, wall_s = 0, bytes_up = 0, bytes_down = 0,
-              test_loss = 0, test_accuracy = 0, busy_s = 0, idle_s = 0;
-
- private:
-  std::size_t take(std::size_t bytes) {
-    const std::size_t offset = size;
-    size += bytes;
-    return offset;
-  }
+  std::vector<std::size_t> offsets;
 };
 
-DatatypeHandle make_round_type(const RoundLayout& layout) {
-  const hsize_t ranks = layout.ranks;
-  const auto per_rank = owned<DatatypeHandle>(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &ranks),
-                                              "H5Tarray_create2(float64 per rank)");
+hid_t native_type(ColumnType type) {
+  switch (type) {
+    case ColumnType::int32:
+      return H5T_NATIVE_INT32;
+    case ColumnType::int64:
+      return H5T_NATIVE_INT64;
+    case ColumnType::float64:
+      return H5T_NATIVE_DOUBLE;
+  }
+  throw std::logic_error("results file: unknown column type");
+}
+
+// The compound type of a packed row, with the members where `present` is true (one
+// flag per round_columns() entry): all of them for writing; for reading, those the
+// file has, since a file written before a column existed lacks it.
+DatatypeHandle make_round_type(const RoundLayout& layout, const std::vector<bool>& present) {
+  const std::vector<RoundColumn>& columns = round_columns();
   auto type =
       owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, layout.size), "H5Tcreate(round compound)");
-  const hid_t row = type.get();
-  insert_member(row, "round", layout.round, H5T_NATIVE_INT32);
-  insert_member(row, "t_start_ns", layout.t_start_ns, H5T_NATIVE_INT64);
-  insert_member(row, "t_end_ns", layout.t_end_ns, H5T_NATIVE_INT64);
-  insert_member(row, "wall_s", layout.wall_s, H5T_NATIVE_DOUBLE);
-  insert_member(row, "bytes_up", layout.bytes_up, H5T_NATIVE_INT64);
-  insert_member(row, "bytes_down", layout.bytes_down, H5T_NATIVE_INT64);
-  insert_member(row, "test_loss", layout.test_loss, H5T_NATIVE_DOUBLE);
-  insert_member(row, "test_accuracy", layout.test_accuracy, H5T_NATIVE_DOUBLE);
-  insert_member(row, "busy_s", layout.busy_s, per_rank.get());
-  insert_member(row, "idle_s", layout.idle_s, per_rank.get());
+  for (std::size_t index = 0; index < columns.size(); ++index) {
+    if (!present[index]) continue;
+    const RoundColumn& column = columns[index];
+    const hid_t element = native_type(column.type());
+    if (!column.per_rank()) {
+      insert_member(type.get(), column.name, layout.offsets[index], element);
+      continue;
+    }
+    const hsize_t ranks = layout.ranks;
+    const auto array = owned<DatatypeHandle>(H5Tarray_create2(element, 1, &ranks),
+                                             std::string("H5Tarray_create2(") + column.name + ")");
+    insert_member(type.get(), column.name, layout.offsets[index], array.get());  // copies it
+  }
   return type;
 }
 
-// memcpy because packed fields are not aligned.
-template <typename Value>
-void put(unsigned char* row, std::size_t offset, const Value& value) {
-  std::memcpy(row + offset, &value, sizeof value);
-}
-template <typename Value>
-Value get(const unsigned char* row, std::size_t offset) {
-  Value value;
-  std::memcpy(&value, row + offset, sizeof value);
-  return value;
-}
-
-// Callers have checked that busy_s and idle_s have layout.ranks entries.
+// memcpy because packed fields are not aligned. Callers have checked that the per-rank
+// vectors have layout.ranks entries.
 std::vector<unsigned char> pack_round(const RoundLayout& layout, const RoundRecord& record) {
   std::vector<unsigned char> row(layout.size);
-  put(row.data(), layout.round, record.round);
-  put(row.data(), layout.t_start_ns, record.t_start_ns);
-  put(row.data(), layout.t_end_ns, record.t_end_ns);
-  put(row.data(), layout.wall_s, record.wall_s);
-  put(row.data(), layout.bytes_up, record.bytes_up);
-  put(row.data(), layout.bytes_down, record.bytes_down);
-  put(row.data(), layout.test_loss, record.test_loss);
-  put(row.data(), layout.test_accuracy, record.test_accuracy);
-  std::memcpy(row.data() + layout.busy_s, record.busy_s.data(), layout.ranks * sizeof(double));
-  std::memcpy(row.data() + layout.idle_s, record.idle_s.data(), layout.ranks * sizeof(double));
+  const std::vector<RoundColumn>& columns = round_columns();
+  for (std::size_t index = 0; index < columns.size(); ++index) {
+    unsigned char* at = row.data() + layout.offsets[index];
+    std::visit(
+        [&](auto member) {
+          const auto& value = record.*member;
+          if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<double>>) {
+            std::memcpy(at, value.data(), layout.ranks * sizeof(double));
+          } else {
+            std::memcpy(at, &value, sizeof value);
+          }
+        },
+        columns[index].field);
+  }
   return row;
 }
 
-RoundRecord unpack_round(const RoundLayout& layout, const unsigned char* row) {
+// Columns the file lacks read as 0 (integers) or NaN (floats: no value recorded).
+RoundRecord unpack_round(const RoundLayout& layout, const std::vector<bool>& present,
+                         const unsigned char* row) {
   RoundRecord record;
-  record.round = get<std::int32_t>(row, layout.round);
-  record.t_start_ns = get<std::int64_t>(row, layout.t_start_ns);
-  record.t_end_ns = get<std::int64_t>(row, layout.t_end_ns);
-  record.wall_s = get<double>(row, layout.wall_s);
-  record.bytes_up = get<std::int64_t>(row, layout.bytes_up);
-  record.bytes_down = get<std::int64_t>(row, layout.bytes_down);
-  record.test_loss = get<double>(row, layout.test_loss);
-  record.test_accuracy = get<double>(row, layout.test_accuracy);
-  record.busy_s.resize(layout.ranks);
-  record.idle_s.resize(layout.ranks);
-  std::memcpy(record.busy_s.data(), row + layout.busy_s, layout.ranks * sizeof(double));
-  std::memcpy(record.idle_s.data(), row + layout.idle_s, layout.ranks * sizeof(double));
+  const std::vector<RoundColumn>& columns = round_columns();
+  for (std::size_t index = 0; index < columns.size(); ++index) {
+    const unsigned char* at = row + layout.offsets[index];
+    const bool stored = present[index];
+    std::visit(
+        [&](auto member) {
+          auto& value = record.*member;
+          using Value = std::decay_t<decltype(value)>;
+          constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
+          if constexpr (std::is_same_v<Value, std::vector<double>>) {
+            value.assign(layout.ranks, kMissing);
+            if (stored) std::memcpy(value.data(), at, layout.ranks * sizeof(double));
+          } else if constexpr (std::is_floating_point_v<Value>) {
+            value = kMissing;
+            if (stored) std::memcpy(&value, at, sizeof value);
+          } else {
+            value = 0;
+            if (stored) std::memcpy(&value, at, sizeof value);
+          }
+        },
+        columns[index].field);
+  }
   return record;
+}
+
+// Every per-rank column must have one entry per rank; names all that do not.
+void validate_round(const RoundRecord& record, std::size_t ranks) {
+  std::string wrong;
+  for (const RoundColumn& column : round_columns()) {
+    const auto* member = std::get_if<RoundColumn::PerRank>(&column.field);
+    if (member == nullptr) continue;
+    const std::size_t size = (record.**member).size();
+    if (size == ranks) continue;
+    wrong += std::string(wrong.empty() ? "" : ", ") + column.name + " has " +
+             std::to_string(size);
+  }
+  if (!wrong.empty()) {
+    throw std::invalid_argument("results file: round " + std::to_string(record.round) + ": " +
+                                wrong + " entries, expected one per rank (" +
+                                std::to_string(ranks) + "; NaN where a rank has no value)");
+  }
 }
 
 // --- Writing and reading -------------------------------------------------------------
@@ -247,6 +278,10 @@ void validate_event(const Event& event) {
   if (static_cast<std::size_t>(event.kind) >= event_kind_names().size()) {
     throw std::invalid_argument("results file: event with unknown kind value " +
                                 std::to_string(static_cast<int>(event.kind)));
+  }
+  if (static_cast<std::size_t>(event.message) >= message_type_names().size()) {
+    throw std::invalid_argument("results file: event with unknown message value " +
+                                std::to_string(static_cast<int>(event.message)));
   }
 }
 
@@ -330,7 +365,8 @@ hsize_t row_count(hid_t dataset, const std::string& what) {
   return rows;
 }
 
-// mpi_size as the rounds table records it: the length of its busy_s arrays.
+// mpi_size as the rounds table records it: the length of its busy_s arrays, a column
+// that every version of the file has.
 int rounds_rank_count(hid_t dataset, const std::string& what) {
   auto file_type = owned<DatatypeHandle>(H5Dget_type(dataset), "H5Dget_type(" + what + ")");
   const int index = H5Tget_member_index(file_type.get(), "busy_s");
@@ -344,6 +380,16 @@ int rounds_rank_count(hid_t dataset, const std::string& what) {
   hsize_t length = 0;
   check(H5Tget_array_dims2(member.get(), &length), "H5Tget_array_dims2(" + what + ")");
   return static_cast<int>(length);
+}
+
+// Which of round_columns() the file's /rounds rows have (older files lack the newer).
+std::vector<bool> stored_round_columns(hid_t dataset, const std::string& what) {
+  auto file_type = owned<DatatypeHandle>(H5Dget_type(dataset), "H5Dget_type(" + what + ")");
+  std::vector<bool> present;
+  for (const RoundColumn& column : round_columns()) {
+    present.push_back(H5Tget_member_index(file_type.get(), column.name) >= 0);
+  }
+  return present;
 }
 
 herr_t collect_attribute_name(hid_t /*owner*/, const char* name, const H5A_info_t* /*info*/,
@@ -464,7 +510,8 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
     impl->event_rows.push_back(0);
   }
 
-  impl->round_type = make_round_type(impl->round_layout);
+  impl->round_type =
+      make_round_type(impl->round_layout, std::vector<bool>(round_columns().size(), true));
   const hsize_t round_chunk_rows = std::max<hsize_t>(1, kRoundChunkBytes / impl->round_layout.size);
   impl->rounds = create_table(file, "rounds", impl->round_type.get(), round_chunk_rows, where);
   impl->summary =
@@ -502,14 +549,7 @@ void ResultsFile::append_events(int rank, const std::vector<Event>& events) {
 
 void ResultsFile::append_round(const RoundRecord& record) {
   Impl& impl = open_impl();
-  const auto ranks = static_cast<std::size_t>(impl.mpi_size);
-  if (record.busy_s.size() != ranks || record.idle_s.size() != ranks) {
-    throw std::invalid_argument("results file: round " + std::to_string(record.round) + " has " +
-                                std::to_string(record.busy_s.size()) + " busy_s and " +
-                                std::to_string(record.idle_s.size()) +
-                                " idle_s entries, expected one per rank (" + std::to_string(ranks) +
-                                ")");
-  }
+  validate_round(record, impl.round_layout.ranks);
   hdf5::silence_error_printing();
   const std::vector<unsigned char> row = pack_round(impl.round_layout, record);
   append_rows(impl.rounds.get(), impl.round_rows, 1, impl.round_type.get(), row.data(),
@@ -579,6 +619,10 @@ std::vector<Event> ResultsFile::read_events(const std::string& path, int rank) {
   const std::string what = quoted(name) + " in " + quoted(path);
   const auto dataset = owned<DatasetHandle>(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT),
                                             "H5Dopen2(" + what + ")");
+  // A file written before events named their message has no "message" member. HDF5
+  // converts compound rows by member name and leaves a member the file lacks as the
+  // buffer holds it (the buffer is the conversion's background), so such events read
+  // with the default-constructed message, none; a test reads such a file.
   std::vector<Event> events(row_count(dataset.get(), what));
   if (events.empty()) return events;
   const DatatypeHandle memory_type = make_event_memory_type();
@@ -594,14 +638,15 @@ std::vector<RoundRecord> ResultsFile::read_rounds(const std::string& path) {
       owned<DatasetHandle>(H5Dopen2(file.get(), "/rounds", H5P_DEFAULT), "H5Dopen2(" + what + ")");
   const hsize_t rows = row_count(dataset.get(), what);
   const RoundLayout layout(rounds_rank_count(dataset.get(), what));
-  const DatatypeHandle memory_type = make_round_type(layout);
+  const std::vector<bool> present = stored_round_columns(dataset.get(), what);
+  const DatatypeHandle memory_type = make_round_type(layout, present);
   std::vector<unsigned char> bytes(static_cast<std::size_t>(rows) * layout.size);
   std::vector<RoundRecord> records;
   if (rows == 0) return records;
   check(H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()),
         "H5Dread(" + what + ")");
   for (hsize_t row = 0; row < rows; ++row) {
-    records.push_back(unpack_round(layout, bytes.data() + row * layout.size));
+    records.push_back(unpack_round(layout, present, bytes.data() + row * layout.size));
   }
   return records;
 }

@@ -51,11 +51,13 @@ class ResultsFile {
   int mpi_size() const;
 
   // Appends rows to /ranks/<rank>/events, in the given order. Throws
-  // std::invalid_argument for a rank outside [0, mpi_size) or a lane / kind that has
-  // no name.
+  // std::invalid_argument for a rank outside [0, mpi_size) or a lane / kind / message
+  // that has no name.
   void append_events(int rank, const std::vector<Event>& events);
 
-  // Appends one row to /rounds. busy_s and idle_s must have mpi_size entries.
+  // Appends one row to /rounds (its columns: trace/round_columns.hpp). Every per-rank
+  // vector (busy_s, idle_s, flops, device_accuracy) must have mpi_size entries, NaN
+  // where a rank has no value; otherwise std::invalid_argument names each that does not.
   void append_round(const RoundRecord& record);
 
   // Writes each pair as a float64 attribute of /summary, replacing an attribute of
@@ -73,7 +75,9 @@ class ResultsFile {
   // destructor and assignment may be called.
   void close();
 
-  // Readback for tests and tools; each opens the file read-only.
+  // Readback for tests and tools; each opens the file read-only. Files written before
+  // a column or event member existed read with the missing value 0 (integers), NaN
+  // (floating point) or MessageType::none (an event's message).
   static std::vector<Event> read_events(const std::string& path, int rank);
   static std::vector<RoundRecord> read_rounds(const std::string& path);
   static std::string read_string_attribute(const std::string& path, const std::string& name);

@@ -1,0 +1,68 @@
+#include "cmlbed/trace/round_columns.hpp"
+
+#include <type_traits>
+#include <utility>
+
+namespace cmlbed::trace {
+
+const std::vector<RoundColumn>& round_columns() {
+  using R = RoundRecord;
+  // The first ten are the columns of files written before issue 10; keep their order.
+  static const std::vector<RoundColumn> columns = {
+      {"round", &R::round, "", "round number"},
+      {"t_start_ns", &R::t_start_ns, "ns", "start of the round's timed window, rank 0's time base"},
+      {"t_end_ns", &R::t_end_ns, "ns", "end of the timed window (evaluation falls after it)"},
+      {"wall_s", &R::wall_s, "s", "length of the timed window"},
+      {"bytes_up", &R::bytes_up, "byte", "payload bytes devices -> server"},
+      {"bytes_down", &R::bytes_down, "byte", "payload bytes server -> devices"},
+      {"test_loss", &R::test_loss, "", "mean test loss after the round, NaN if not evaluated"},
+      {"test_accuracy", &R::test_accuracy, "", "test accuracy after the round, NaN if none"},
+      {"busy_s", &R::busy_s, "s", "union of each rank's compute intervals in the window"},
+      {"idle_s", &R::idle_s, "s", "wall_s - busy_s, per rank"},
+      {"messages_up", &R::messages_up, "", "messages devices -> server"},
+      {"messages_down", &R::messages_down, "", "messages server -> devices"},
+      {"flops", &R::flops, "FLOP", "floating-point operations of each rank's training"},
+      {"device_accuracy", &R::device_accuracy, "", "each device's accuracy, NaN for the server"},
+  };
+  return columns;
+}
+
+ColumnType RoundColumn::type() const {
+  return std::visit(
+      [](auto member) {
+        using Value = std::remove_reference_t<decltype(std::declval<RoundRecord&>().*member)>;
+        if constexpr (std::is_same_v<Value, std::int32_t>) {
+          return ColumnType::int32;
+        } else if constexpr (std::is_same_v<Value, std::int64_t>) {
+          return ColumnType::int64;
+        } else {
+          return ColumnType::float64;  // double, or a per-rank vector of double
+        }
+      },
+      field);
+}
+
+std::size_t RoundColumn::bytes(std::size_t mpi_size) const {
+  const std::size_t element = type() == ColumnType::int32 ? 4 : 8;
+  return per_rank() ? element * mpi_size : element;
+}
+
+const char* column_type_name(ColumnType type) {
+  switch (type) {
+    case ColumnType::int32:
+      return "int32";
+    case ColumnType::int64:
+      return "int64";
+    case ColumnType::float64:
+      return "float64";
+  }
+  return "unknown";
+}
+
+std::string column_type_text(const RoundColumn& column) {
+  std::string text = column_type_name(column.type());
+  if (column.per_rank()) text += "[mpi_size]";
+  return text;
+}
+
+}  // namespace cmlbed::trace
