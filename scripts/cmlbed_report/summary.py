@@ -277,7 +277,10 @@ def report_text(runs, rows, per_round):
 def report_markdown(runs, rows):
     parts = ["## Runs\n\n", markdown_table(rows, RUN_COLUMNS),
              "\nSpeedup = baseline's mean round time / the run's; idle reductions compare "
-             "idle seconds per round (idle = round wall time minus the union of compute).\n"]
+             "idle seconds per round (idle = round wall time minus the union of compute). "
+             "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
+             "rounds, of the server and of all devices together; '-' where the file "
+             "predates a column.\n"]
     for run in runs:
         parts.append("\n## %s (%s)\n\n" % (run.name, run.method))
         parts.append(markdown_table(round_rows(run), ROUND_COLUMNS))

@@ -29,13 +29,11 @@ def event_dtype(with_message=True):
 def rounds_dtype(mpi_size, new_columns=True):
     per_rank = ("<f8", (mpi_size,))
     fields = [("round", "<i4"), ("t_start_ns", "<i8"), ("t_end_ns", "<i8"), ("wall_s", "<f8"),
-              ("bytes_up", "<i8"), ("bytes_down", "<i8")]
-    if new_columns:
-        fields += [("messages_up", "<i8"), ("messages_down", "<i8")]
-    fields += [("test_loss", "<f8"), ("test_accuracy", "<f8"), ("busy_s",) + per_rank,
-               ("idle_s",) + per_rank]
-    if new_columns:
-        fields += [("flops",) + per_rank, ("device_accuracy",) + per_rank]
+              ("bytes_up", "<i8"), ("bytes_down", "<i8"), ("test_loss", "<f8"),
+              ("test_accuracy", "<f8"), ("busy_s",) + per_rank, ("idle_s",) + per_rank]
+    if new_columns:  # added at the end, as cmlbed adds columns
+        fields += [("messages_up", "<i8"), ("messages_down", "<i8"), ("flops",) + per_rank,
+                   ("device_accuracy",) + per_rank]
     return np.dtype(fields)
 
 
