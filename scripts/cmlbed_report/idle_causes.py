@@ -201,7 +201,9 @@ def report_markdown(runs):
             "under its wait events, by the message waited for and the rank it came from; "
             "'other' is idle time under no wait event.\n\n")
     unknown = [(run, availability(run)) for run in runs if availability(run)]
-    text += markdown_table(rows(runs), COLUMNS)
+    table = rows(runs)
+    if table:
+        text += markdown_table(table, COLUMNS)
     for run, why in unknown:
         text += "\n%s: unknown, %s.\n" % (run.name, why)
     return text
