@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The training benchmarks, on the main job's settings (configs/quickstart):
-#  1. speedups: fl, sfl, pipar once each -> `cmlbed compare` table;
+#  1. speedups: fl, sfl, pipar once each -> `scripts/cmlbed-report summary` table;
 #  2. pipeline efficiency: pipar's measured iteration time / ideal pipeline time;
 #  3. logging overhead: pipar with the timeline on and off, alternating, REPEATS each;
 #  4. LibTorch vs PyTorch: one server-side step of the same server part (needs Debian's
@@ -24,7 +24,7 @@ run() {  # run METHOD OUTPUT [options...]
 
 echo "== 1. speedups on the main job"
 for method in fl sfl pipar; do run "$method" "results/bench/$method.h5"; done
-build/cmlbed compare results/bench/fl.h5 results/bench/sfl.h5 results/bench/pipar.h5 |
+scripts/cmlbed-report summary --brief results/bench/fl.h5 results/bench/sfl.h5 results/bench/pipar.h5 |
   tee results/bench-training-speedups.txt
 
 echo "== 2. pipeline efficiency (pipar)"

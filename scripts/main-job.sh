@@ -17,16 +17,16 @@ for method in fl sfl pipar; do
   mpirun -np 4 build/cmlbed run --config "configs/quickstart/$method.ini"
   files+=("results/quickstart-$method.h5")
 done
-echo
-echo "== comparison (build/cmlbed compare ${files[*]})"
-build/cmlbed compare "${files[@]}"
 
-# Pictures and tables (scripts/cmlbed-report; Python with h5py, numpy, matplotlib).
-echo
-echo "== report (scripts/cmlbed-report): results/quickstart-*"
+# Tables and pictures: scripts/cmlbed-report (Python with h5py, numpy, matplotlib), the
+# one definition of every figure (idle time per round against the fl run).
 report=scripts/cmlbed-report
-"$report" summary --brief "${files[@]}" --markdown results/quickstart-summary.md \
-  --csv results/quickstart-summary.csv >/dev/null
+echo
+echo "== comparison ($report summary --brief --idle-causes ${files[*]})"
+"$report" summary --brief --idle-causes "${files[@]}" --markdown results/quickstart-summary.md \
+  --csv results/quickstart-summary.csv
+echo
+echo "== pictures and trace: results/quickstart-*"
 "$report" timeline "${files[@]}" --rounds 1 -o results/quickstart-timeline.png
 "$report" idle "${files[@]}" -o results/quickstart-idle.png
 "$report" accuracy "${files[@]}" -o results/quickstart-accuracy.png

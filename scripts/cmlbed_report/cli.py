@@ -9,6 +9,7 @@ from .errors import ReportError
 EPILOG = """examples:
   cmlbed-report summary results/quickstart-*.h5
   cmlbed-report summary results/sweep-*/*.h5 --csv runs.csv --markdown runs.md
+  cmlbed-report summary --brief --idle-causes results/quickstart-*.h5
   cmlbed-report timeline results/quickstart-{fl,sfl,pipar}.h5 --rounds 0 -o timeline.png
   cmlbed-report perfetto results/quickstart-pipar.h5 -o pipar.json   # ui.perfetto.dev
   cmlbed-report idle results/quickstart-*.h5 -o idle.png
@@ -29,9 +30,11 @@ def _parser():
         "summary", help="tables per run and across runs, with speedups against a baseline",
         description="Per-round table of each run, then one row per run: method, model, "
                     "split, micro-batches, links, round and total wall time, server and "
-                    "device busy/idle seconds and percentages, MB up/down, final and best "
-                    "accuracy, and speedup and idle-time reductions against a baseline "
-                    "run. Numbers come from each file's /rounds table.")
+                    "device busy/idle seconds and percentages, MB and messages up/down, "
+                    "server and device training TFLOPs, final and best accuracy, and "
+                    "speedup and idle-time reductions against a baseline run. Numbers come "
+                    "from each file's /rounds table ('-' where an older file lacks a "
+                    "column); --idle-causes explains idle time from the wait events.")
     summary.add_argument("files", nargs="+", metavar="FILE")
     summary.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
                          help="compare each run with the run of this method in the same "
@@ -44,6 +47,11 @@ def _parser():
     summary.add_argument("--rounds-csv", metavar="OUT",
                          help="also write every run's per-round rows as CSV")
     summary.add_argument("--markdown", metavar="OUT", help="also write both tables as Markdown")
+    summary.add_argument("--idle-causes", action="store_true",
+                         help="also break each rank's idle time down by what it waited "
+                              "for (activation, gradient, model, ...) and from whom, from "
+                              "the timeline's wait events; the rest is 'other' (in the "
+                              "Markdown too)")
 
     timeline = sub.add_parser(
         "timeline", help="Gantt chart PNG of one or more runs on one time scale",
@@ -98,7 +106,7 @@ def _check_output(path, extensions=None):
 
 
 def run(args):
-    from . import plots, summary, timeline, perfetto
+    from . import idle_causes, plots, summary, timeline, perfetto
     from .results import load_runs, Run
 
     if args.command == "summary":
@@ -112,12 +120,17 @@ def run(args):
             if path:
                 _check_output(path)
         sys.stdout.write(summary.report_text(runs, rows, per_round=not args.brief))
+        if args.idle_causes:
+            sys.stdout.write("\n" + idle_causes.report_text(runs))
         if args.csv:
             _write(args.csv, summary.csv_text(rows, summary.RUN_COLUMNS))
         if args.rounds_csv:
             _write(args.rounds_csv, summary.rounds_csv(runs))
         if args.markdown:
-            _write(args.markdown, summary.report_markdown(runs, rows))
+            text = summary.report_markdown(runs, rows)
+            if args.idle_causes:
+                text += idle_causes.report_markdown(runs)
+            _write(args.markdown, text)
         return
     from .plotting import PICTURE_FORMATS
     _check_output(args.output, None if args.command == "perfetto" else PICTURE_FORMATS)

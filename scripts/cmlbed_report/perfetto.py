@@ -29,8 +29,20 @@ def _process_name(rank):
     return "server" if rank == 0 else "device %d" % rank
 
 
+def _message(run, e):
+    """The message a transfer carries or a wait is for, None when the file does not
+    say (written before events named their messages) or the event has none."""
+    if run.message_names is None or int(e["message"]) >= len(run.message_names):
+        return None
+    name = run.message_names[int(e["message"])]
+    return None if name == "none" else name
+
+
 def _event_name(run, e):
     name = run.kind_names[e["kind"]]
+    message = _message(run, e)
+    if message:
+        name += " " + message
     if e["micro_batch"] >= 0:
         name += " mb%d" % e["micro_batch"]
     return name
@@ -104,14 +116,17 @@ def trace_events(run):
                 tid_of[(rank, i)] = tid
                 lane_tids[(rank, lane)].add(tid)
                 e = events[i]
+                args = {"rank": rank, "round": int(e["round"]), "batch": int(e["batch"]),
+                        "micro_batch": int(e["micro_batch"]), "peer": int(e["peer"]),
+                        "bytes": int(e["bytes"])}
+                if _message(run, e):
+                    args["message"] = _message(run, e)
                 out.append({
                     "ph": "X", "pid": pid, "tid": tid, "name": _event_name(run, e),
                     "cat": run.kind_names[e["kind"]],
                     "ts": int(e["t_start_ns"]) / 1e3,
                     "dur": (int(e["t_end_ns"]) - int(e["t_start_ns"])) / 1e3,
-                    "args": {"rank": rank, "round": int(e["round"]), "batch": int(e["batch"]),
-                             "micro_batch": int(e["micro_batch"]), "peer": int(e["peer"]),
-                             "bytes": int(e["bytes"])},
+                    "args": args,
                 })
     for (rank, lane), tids in lane_tids.items():
         for tid in sorted(tids):

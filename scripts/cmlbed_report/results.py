@@ -27,6 +27,10 @@ class Run:
             dtype = self.events[0].dtype
             self.kind_names = _enum_names(dtype, "kind", path)
             self.lane_names = _enum_names(dtype, "lane", path)
+            # What a transfer carries or a wait is for; files written before issue 10
+            # have no `message` member: None, and reports say so where it matters.
+            self.message_names = (_enum_names(dtype, "message", path)
+                                  if "message" in dtype.names else None)
         self.config = _parse_config(self.config_text, path)
         # Without events (output.timeline = false) busy and idle time are unknown: NaN
         # (older cmlbed versions stored 0 busy, all idle).
@@ -72,6 +76,38 @@ class Run:
         if not self.has_events or not any(len(e) for e in self.events):
             raise ReportError("%s holds no events (the run was made with output.timeline = "
                               "false?): nothing to draw or trace" % self.path)
+
+    # --- the per-round table ------------------------------------------------------------
+    def round_columns(self):
+        """{name: "per-rank" or "scalar"} for every /rounds column the file has, taken
+        from its dtype (an array member holds one value per rank), so that columns a newer
+        cmlbed adds are read without a list to keep here."""
+        return {name: ("per-rank" if self.rounds.dtype[name].shape else "scalar")
+                for name in self.rounds.dtype.names}
+
+    def has_column(self, name):
+        return name in self.rounds.dtype.names
+
+    def per_rank(self, name):
+        """A per-rank column as a float (rounds x mpi_size) array; None when the file
+        lacks it (written by an older cmlbed)."""
+        if not self.has_column(name):
+            return None
+        values = self.rounds[name]
+        if values.ndim != 2:
+            raise ReportError("%s: /rounds column %r holds one value per round, expected one "
+                              "per rank" % (self.path, name))
+        return values.astype(float)
+
+    def scalar(self, name):
+        """A one-value-per-round column as a float array; None when the file lacks it."""
+        if not self.has_column(name):
+            return None
+        values = self.rounds[name]
+        if values.ndim != 1:
+            raise ReportError("%s: /rounds column %r holds one value per rank, expected one "
+                              "per round" % (self.path, name))
+        return values.astype(float)
 
     # --- events ----------------------------------------------------------------------
     def kind_code(self, name):

@@ -12,10 +12,14 @@ import numpy as np
 
 from .errors import ReportError
 
-# Options that describe how a run was done rather than what it ran: runs that differ
-# only in these are the same experiment with another method.
-_METHOD_ONLY_OPTIONS = {("experiment", "method"), ("pipar", "micro_batches")}
-_METHOD_ONLY_SECTIONS = {"output"}
+# How a run was done rather than what it ran: runs that differ only here are the same
+# experiment with another method. By convention (issue 10) every option of a method
+# lives in a section named after the method ([pipar], [adasplit], ...), so the rule
+# needs no list of options: a new method's section is skipped as soon as a run of it
+# is among the files, and the known methods cover sections of methods that are not.
+KNOWN_METHODS = frozenset({"fl", "sl", "sfl", "pipar", "adasplit", "transfer"})
+_NOT_THE_EXPERIMENT_SECTIONS = frozenset({"output"})
+_NOT_THE_EXPERIMENT_OPTIONS = frozenset({("experiment", "method")})
 
 
 def run_numbers(run):
@@ -47,10 +51,29 @@ def run_numbers(run):
         "device_idle_pct": _percent(device_idle.mean(), total),
         "mb_up": float(r["bytes_up"].sum()) / 1e6,
         "mb_down": float(r["bytes_down"].sum()) / 1e6,
+        "messages_up": _total(run.scalar("messages_up")),
+        "messages_down": _total(run.scalar("messages_down")),
+        "server_tflops": _tflops(run, server=True),
+        "device_tflops": _tflops(run, server=False),
         "final_loss": float(loss[-1]) if len(loss) else math.nan,
         "final_accuracy": float(accuracy[-1]) if len(accuracy) else math.nan,
         "best_accuracy": float(accuracy.max()) if len(accuracy) else math.nan,
     }
+
+
+def _total(column, rows=slice(None)):
+    """Sum of a column (NaN when the file lacks it: '-' in the tables)."""
+    return math.nan if column is None else float(np.sum(column[rows]))
+
+
+def _tflops(run, server, rows=slice(None)):
+    """Training FLOPs from /rounds `flops`, in 10^12: the server's (rank 0), or all
+    devices' together (ranks 1..), as AdaSplit reports client compute."""
+    flops = run.per_rank("flops")
+    if flops is None:
+        return math.nan
+    ranks = flops[rows, 0] if server else flops[rows, 1:]
+    return float(np.sum(ranks)) / 1e12
 
 
 def _split_text(run):
@@ -72,15 +95,21 @@ def _links_text(run):
                       direction("network.downlink_rate", "network.downlink_trace"))
 
 
-def scenario(run):
-    """What a run computed apart from its method: the configuration without the options
-    that belong to the method or to the output."""
+def method_sections(runs):
+    """Section names that hold method-only options: the known methods and every method
+    the given runs ran."""
+    return KNOWN_METHODS | {run.method for run in runs}
+
+
+def scenario(run, methods=KNOWN_METHODS):
+    """What a run computed apart from its method: the configuration without the sections
+    named after a method (`methods`), experiment.method and [output]."""
     items = []
     for section in run.config.sections():
-        if section in _METHOD_ONLY_SECTIONS:
+        if section in methods or section in _NOT_THE_EXPERIMENT_SECTIONS:
             continue
         for key, value in run.config.items(section):
-            if (section, key) not in _METHOD_ONLY_OPTIONS:
+            if (section, key) not in _NOT_THE_EXPERIMENT_OPTIONS:
                 items.append((section, key, value))
     return tuple(sorted(items)) + (("mpi", "size", str(run.mpi_size)),)
 
@@ -100,9 +129,10 @@ def choose_baselines(runs, baseline):
             raise ReportError("baseline %r is neither a method of the given runs (%s) nor one "
                               "of the files" % (baseline, ", ".join(sorted({r.method for r in runs}))))
         return [runs[0]] * len(runs)  # no FL run: compare with the first file
+    methods = method_sections(runs)
     chosen = []
     for run in runs:
-        same = [c for c in candidates if scenario(c) == scenario(run)]
+        same = [c for c in candidates if scenario(c, methods) == scenario(run, methods)]
         if not same:
             print("cmlbed-report: note: no %s run has the same settings as %s; comparing "
                   "it with %s" % (baseline, run.name, candidates[0].name), file=sys.stderr)
@@ -137,7 +167,8 @@ def _ratio(a, b):
 def round_rows(run):
     """The per-round table of one run."""
     rows = []
-    for r in run.rounds:
+    messages_up, messages_down = run.scalar("messages_up"), run.scalar("messages_down")
+    for i, r in enumerate(run.rounds):
         wall = float(r["wall_s"])
         device_idle = float(np.mean(r["idle_s"][1:])) if run.devices else 0.0
         rows.append({
@@ -151,6 +182,10 @@ def round_rows(run):
             "device_idle_pct": _percent(device_idle, wall),
             "mb_up": float(r["bytes_up"]) / 1e6,
             "mb_down": float(r["bytes_down"]) / 1e6,
+            "messages_up": _total(messages_up, i),
+            "messages_down": _total(messages_down, i),
+            "server_tflops": _tflops(run, True, i),
+            "device_tflops": _tflops(run, False, i),
             "test_loss": float(r["test_loss"]),
             "test_accuracy": float(r["test_accuracy"]),
         })
@@ -167,6 +202,8 @@ RUN_COLUMNS = [
     ("server_idle_pct", "srv idle %", "%.1f"), ("device_busy_s", "dev busy s", "%.2f"),
     ("device_idle_s", "dev idle s", "%.2f"), ("device_idle_pct", "dev idle %", "%.1f"),
     ("mb_up", "MB up", "%.2f"), ("mb_down", "MB down", "%.2f"),
+    ("messages_up", "msgs up", "%.0f"), ("messages_down", "msgs down", "%.0f"),
+    ("server_tflops", "srv TFLOPs", "%.4f"), ("device_tflops", "dev TFLOPs", "%.4f"),
     ("final_accuracy", "acc", "%.4f"), ("best_accuracy", "best acc", "%.4f"),
     ("baseline", "vs", "%s"), ("speedup", "speedup", "%.2fx"),
     ("server_idle_reduction", "srv idle /x", "%.2fx"),
@@ -177,7 +214,9 @@ ROUND_COLUMNS = [
     ("server_busy_s", "srv busy s", "%.3f"), ("server_idle_s", "srv idle s", "%.3f"),
     ("server_idle_pct", "srv idle %", "%.1f"), ("device_idle_s", "dev idle s", "%.3f"),
     ("device_idle_pct", "dev idle %", "%.1f"), ("mb_up", "MB up", "%.2f"),
-    ("mb_down", "MB down", "%.2f"), ("test_loss", "loss", "%.4f"),
+    ("mb_down", "MB down", "%.2f"), ("messages_up", "msgs up", "%.0f"),
+    ("messages_down", "msgs down", "%.0f"), ("server_tflops", "srv TFLOPs", "%.4f"),
+    ("device_tflops", "dev TFLOPs", "%.4f"), ("test_loss", "loss", "%.4f"),
     ("test_accuracy", "accuracy", "%.4f"),
 ]
 
@@ -238,7 +277,10 @@ def report_text(runs, rows, per_round):
 def report_markdown(runs, rows):
     parts = ["## Runs\n\n", markdown_table(rows, RUN_COLUMNS),
              "\nSpeedup = baseline's mean round time / the run's; idle reductions compare "
-             "idle seconds per round (idle = round wall time minus the union of compute).\n"]
+             "idle seconds per round (idle = round wall time minus the union of compute). "
+             "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
+             "rounds, of the server and of all devices together; '-' where the file "
+             "predates a column.\n"]
     for run in runs:
         parts.append("\n## %s (%s)\n\n" % (run.name, run.method))
         parts.append(markdown_table(round_rows(run), ROUND_COLUMNS))

@@ -9,9 +9,13 @@ from .plotting import pyplot, save
 
 KIND_COLOURS = {
     "forward": "#4C72B0", "backward": "#DD8452", "step": "#55A868", "send": "#8172B3",
-    "recv": "#64B5CD", "wait": "#DADADA", "aggregate": "#C44E52", "evaluate": "#8C8C8C",
+    "recv": "#64B5CD", "wait": "#F4F4F4", "aggregate": "#C44E52", "evaluate": "#8C8C8C",
     "compute": "#937860", "sleep": "#CCB974",
 }
+# A wait is idle time, not work: a pale hatched bar under the compute bars, so that it
+# reads as a gap with a reason rather than as another kind of computation.
+_WAIT_STYLE = {"hatch": "////", "edgecolor": "#A0A0A0", "linewidth": 0.0}
+_LEGEND_NAMES = {"wait": "wait (for a message)"}
 _MIN_LABEL_PX = 14  # a bar narrower than this gets no micro-batch number
 
 
@@ -87,14 +91,21 @@ def draw(runs, out_path, rounds_spec=None, title=None):
     ax.set_xlim(0, span_s * 1.01)
     ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
                   "round runs off to the right)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS.get(k, "black"))
-               for k in KIND_COLOURS if k in used_kinds]
-    fig.legend(handles, [k for k in KIND_COLOURS if k in used_kinds], loc="upper center",
+    shown = [k for k in KIND_COLOURS if k in used_kinds]
+    handles = [_legend_handle(plt, k) for k in shown]
+    fig.legend(handles, [_LEGEND_NAMES.get(k, k) for k in shown], loc="upper center",
                ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
     if title:
         fig.suptitle(title, y=1.03)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     save(fig, out_path, bbox_inches="tight")
+
+
+def _legend_handle(plt, kind):
+    if kind == "wait":
+        return plt.Rectangle((0, 0), 1, 1, facecolor=KIND_COLOURS["wait"],
+                             **dict(_WAIT_STYLE, linewidth=0.5))
+    return plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS.get(kind, "black"))
 
 
 def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
@@ -114,15 +125,20 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
             bars.setdefault((y, kind, transfer), []).append((start, width))
             # Not on the server's link lanes, where all devices' transfers overlap.
             wide_enough = width / span_s * axes_px >= _MIN_LABEL_PX
-            if pipelined and e["micro_batch"] >= 0 and (rank > 0 or not transfer) and wide_enough:
+            if (pipelined and e["micro_batch"] >= 0 and (rank > 0 or not transfer)
+                    and wide_enough and kind != "wait"):
                 ax.text(start + width / 2, y, str(int(e["micro_batch"])), ha="center",
                         va="center", fontsize=6, color="white", zorder=3)
     for (y, kind, transfer), spans in bars.items():
+        if kind == "wait":
+            ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=KIND_COLOURS["wait"], zorder=1,
+                           **_WAIT_STYLE)
+            continue
         # Transfers in flight together overlap on their lane: thin white edges and a
         # little transparency keep each one visible.
         ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=KIND_COLOURS.get(kind, "black"),
                        edgecolor="white" if transfer else "none", linewidth=0.4,
-                       alpha=0.85 if transfer else 1.0)
+                       alpha=0.85 if transfer else 1.0, zorder=2)
     for r in table:
         ax.axvline((int(r["t_start_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls="--")
         ax.axvline((int(r["t_end_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls=":")

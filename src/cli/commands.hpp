@@ -5,6 +5,5 @@ namespace cmlbed::cli {
 
 int info_command(int argc, char** argv);
 int run_command(int argc, char** argv);
-int compare_command(int argc, char** argv);
 
 }  // namespace cmlbed::cli

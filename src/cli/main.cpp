@@ -18,8 +18,7 @@ void print_usage(std::ostream& out) {
          "      `cmlbed run --help` lists every option with its default and unit\n"
          "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
          "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
-         "  cmlbed compare FILE.h5 [FILE.h5 ...]\n"
-         "      one table comparing runs (the first is the baseline for speedups)\n"
+         "  (tables, pictures and traces of results files: scripts/cmlbed-report)\n"
          "  cmlbed --version\n"
          "  cmlbed --help\n\n"
          "Exit status: 0 success, 1 failure while running, 2 bad command line or "
@@ -45,9 +44,8 @@ int main(int argc, char** argv) {
   try {
     if (std::strcmp(command, "info") == 0) return cmlbed::cli::info_command(argc - 1, argv + 1);
     if (std::strcmp(command, "run") == 0) return cmlbed::cli::run_command(argc - 1, argv + 1);
-    if (std::strcmp(command, "compare") == 0) return cmlbed::cli::compare_command(argc - 1, argv + 1);
     std::cerr << "cmlbed: error: unknown command '" << command
-              << "'; commands: run, info, compare (see `cmlbed --help`)\n";
+              << "'; commands: run, info (see `cmlbed --help`)\n";
     return 2;
   } catch (const cmlbed::ConfigError& e) {
     std::cerr << "cmlbed: error: " << e.what() << "\n";

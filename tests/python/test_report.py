@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import report
-from cmlbed_report import perfetto, summary
+from cmlbed_report import idle_causes, perfetto, summary
 from cmlbed_report.results import Run, load_runs
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -295,3 +295,77 @@ def test_a_run_without_timeline_has_unknown_idle_time_and_no_pictures(untimed_ru
     for command in ("timeline", "perfetto"):
         status, _, err = cli(command, untimed_run, "-o", tmp_path / "x.png")
         assert status == 1 and "holds no events" in err, err
+
+
+# --- issue 10, on the real runs: whatever columns and events this cmlbed writes -------------
+
+def documented_round_columns():
+    """{name: type} from the /rounds table of docs/results-format.md."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "docs", "results-format.md")
+    text = open(path).read().split("## `/rounds`", 1)[1].split("\n## ", 1)[0]
+    columns = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`") and cells[0].endswith("`"):
+            columns[cells[0].strip("`")] = cells[1]
+    return columns
+
+
+def test_every_rounds_column_the_binary_writes_is_documented(runs_dir):
+    documented = documented_round_columns()
+    assert {"round", "wall_s", "busy_s", "idle_s"} <= set(documented)
+    run = Run(str(runs_dir / "pipar-20mbit.h5"))
+    for name, shape in run.round_columns().items():
+        assert name in documented, "/rounds column %r is not in docs/results-format.md" % name
+        field = run.rounds.dtype[name]
+        base = field.subdtype[0] if field.subdtype else field
+        expected = {"i": "int%d", "f": "float%d"}[base.kind] % (8 * base.itemsize)
+        if shape == "per-rank":
+            expected += "[mpi_size]"
+        assert documented[name] == expected, (name, documented[name], expected)
+
+
+def test_tflops_and_messages_of_real_runs(runs_dir):
+    runs = {run.name: run for run in runs_in(runs_dir)}
+    numbers = {name: summary.run_numbers(run) for name, run in runs.items()}
+    fl, sfl = numbers["fl-20mbit"], numbers["sfl-20mbit"]
+    if not runs["fl-20mbit"].has_column("flops"):  # a cmlbed before issue 10
+        assert math.isnan(fl["device_tflops"]) and math.isnan(sfl["messages_up"])
+        return
+    # Same data, same model: FL's devices do what SFL's devices and server do together.
+    assert fl["device_tflops"] > 0 and sfl["server_tflops"] > 0
+    assert fl["device_tflops"] == pytest.approx(sfl["device_tflops"] + sfl["server_tflops"],
+                                                rel=1e-6)
+    # Messages: every round moves at least one message each way per device.
+    for row in numbers.values():
+        assert row["messages_up"] >= 2 * 2 and row["messages_down"] >= 2 * 2
+
+
+def test_idle_causes_of_real_runs_add_up_to_the_idle_time(runs_dir):
+    for run in runs_in(runs_dir):
+        why_not = idle_causes.availability(run)
+        if why_not:  # a cmlbed before issue 10 records no waits
+            assert "no wait events" in why_not
+            continue
+        for rank, causes in enumerate(idle_causes.run_causes(run)):
+            # The breakdown's busy time is /rounds busy_s, so the parts add up to idle_s.
+            assert causes.idle_s == pytest.approx(run.rounds["idle_s"][:, rank].sum(),
+                                                  abs=1e-6)
+            assert sum(causes.waiting.values()) + causes.other_s == pytest.approx(
+                causes.idle_s, abs=1e-6)
+        if run.method != "fl":
+            server = idle_causes.run_causes(run)[0]
+            assert server.waiting["activation"] > 0, idle_causes.describe(server)
+
+
+def test_the_main_jobs_report_command(runs_dir, tmp_path):
+    # What scripts/main-job.sh prints after its runs, now that `cmlbed compare` is gone.
+    files = [runs_dir / ("%s-20mbit.h5" % m) for m in ("fl", "sfl", "pipar")]
+    status, out, err = report("summary", "--brief", "--idle-causes", *files,
+                              "--markdown", tmp_path / "s.md", "--csv", tmp_path / "s.csv")
+    assert status == 0, err
+    assert "== runs" in out and "== idle causes" in out and "srv TFLOPs" in out
+    for name in ("fl-20mbit", "sfl-20mbit", "pipar-20mbit"):
+        assert "\n%s (" % name in out
+    assert "## Idle causes" in (tmp_path / "s.md").read_text()

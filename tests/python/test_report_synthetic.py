@@ -1,0 +1,228 @@
+"""cmlbed-report on small results files written with h5py (tests/python/synthetic.py) in
+the layout of docs/results-format.md: the columns and events of issue 10 (flops,
+messages, device_accuracy, the `message` enum, `wait` events) with hand-computed
+answers, and files of an older cmlbed without them. No test here runs cmlbed; the
+tests on real runs are in test_report.py."""
+
+import math
+
+import numpy as np
+import pytest
+
+import synthetic
+from synthetic import event
+from cmlbed_report import idle_causes, perfetto, summary, timeline
+from cmlbed_report.results import Run, load_runs
+
+S = 10**9  # nanoseconds per second
+
+
+# --- 1. baseline matching: method sections are method-only by convention ------------------
+
+def test_a_section_named_after_a_method_does_not_split_the_experiment(tmp_path):
+    fl = synthetic.write(tmp_path / "fl.h5", "fl")
+    # AdaSplit's own options differ from the defaults the fl run carries, and so do
+    # PiPar's; neither makes it another experiment.
+    ada = synthetic.write(tmp_path / "ada.h5", "adasplit",
+                          sections={"adasplit": {"kappa": "0.5", "eta": "2"},
+                                    "pipar": {"micro_batches": "8"},
+                                    "output": {"file": "elsewhere.h5", "progress": "false"}})
+    other_lr = synthetic.write(tmp_path / "lr.h5", "adasplit",
+                               sections={"train": {"lr": "0.5"}})
+    runs = load_runs([str(fl), str(ada), str(other_lr)])
+    chosen = summary.choose_baselines(runs, "fl")
+    assert [b.name for b in chosen[:2]] == ["fl", "fl"]
+    # A real difference still counts: the lr run has no fl run of its own experiment.
+    base = runs[0]
+    assert summary.scenario(runs[2], summary.method_sections(runs)) != summary.scenario(
+        base, summary.method_sections(runs))
+
+
+def test_a_new_method_needs_no_edit_in_the_report(tmp_path, capsys):
+    # "newmethod" is in no list: its section is method-only because a run of it is here.
+    fl = synthetic.write(tmp_path / "fl.h5", "fl", sections={"newmethod": {"knob": "1"}})
+    new = synthetic.write(tmp_path / "new.h5", "newmethod", sections={"newmethod": {"knob": "7"}})
+    runs = load_runs([str(fl), str(new)])
+    assert "newmethod" not in summary.KNOWN_METHODS
+    assert [b.name for b in summary.choose_baselines(runs, "fl")] == ["fl", "fl"]
+    assert "no fl run has the same settings" not in capsys.readouterr().err
+    # Without the newmethod run among the files, [newmethod] is an ordinary section.
+    assert summary.scenario(runs[0]) != summary.scenario(
+        Run(str(synthetic.write(tmp_path / "fl2.h5", "fl", sections={"newmethod": {"knob": "7"}}))))
+
+
+# --- 2. the reader takes the columns the file has ---------------------------------------------
+
+def test_the_reader_classifies_the_columns_it_finds(tmp_path):
+    new = Run(str(synthetic.write(tmp_path / "new.h5", mpi_size=4)))
+    columns = new.round_columns()
+    assert columns["flops"] == columns["device_accuracy"] == columns["busy_s"] == "per-rank"
+    assert columns["messages_up"] == columns["bytes_up"] == columns["wall_s"] == "scalar"
+    assert new.per_rank("flops").shape == (1, 4)
+    assert new.message_names == synthetic.MESSAGES
+    old = Run(str(synthetic.write(tmp_path / "old.h5", new_columns=False)))
+    assert "flops" not in old.round_columns() and "busy_s" in old.round_columns()
+    assert old.per_rank("flops") is None and old.scalar("messages_up") is None
+    assert old.message_names is None
+
+
+# --- 3. TFLOPs and messages in the summary -----------------------------------------------------
+
+def two_rounds(tmp_path, new_columns=True):
+    flops = [2e12, 1e12, 0.5e12]
+    rounds = [dict(round=k, t_start_ns=k * S, t_end_ns=(k + 1) * S, bytes_up=10**6,
+                   bytes_down=2 * 10**6, messages_up=10 + k, messages_down=5, flops=flops,
+                   device_accuracy=[math.nan, 0.5, 0.7], test_accuracy=0.6, test_loss=1.0)
+              for k in range(2)]
+    if not new_columns:
+        for r in rounds:
+            for key in ("messages_up", "messages_down", "flops", "device_accuracy"):
+                del r[key]
+    return synthetic.write(tmp_path / ("new.h5" if new_columns else "old.h5"), "sfl",
+                           rounds=rounds, sections={"experiment": {"rounds": "2"}},
+                           new_columns=new_columns)
+
+
+def test_summary_shows_server_and_device_tflops_and_messages(tmp_path, cli):
+    run = Run(str(two_rounds(tmp_path)))
+    numbers = summary.run_numbers(run)
+    # Server = rank 0; devices = ranks 1.. together, over both rounds.
+    assert numbers["server_tflops"] == pytest.approx(4.0)
+    assert numbers["device_tflops"] == pytest.approx(3.0)
+    assert (numbers["messages_up"], numbers["messages_down"]) == (21, 10)
+    per_round = summary.round_rows(run)
+    assert [r["messages_up"] for r in per_round] == [10, 11]
+    assert per_round[1]["server_tflops"] == pytest.approx(2.0)
+    assert per_round[1]["device_tflops"] == pytest.approx(1.5)
+    csv_path, md_path = tmp_path / "runs.csv", tmp_path / "runs.md"
+    status, out, err = cli("summary", run.path, "--csv", csv_path, "--markdown", md_path)
+    assert status == 0, err
+    assert "srv TFLOPs" in out and "dev TFLOPs" in out and "msgs up" in out
+    header, row = csv_path.read_text().splitlines()
+    values = dict(zip(header.split(","), row.split(",")))
+    assert float(values["server_tflops"]) == pytest.approx(4.0)
+    assert float(values["device_tflops"]) == pytest.approx(3.0)
+    assert values["messages_up"] == "21.0" and values["messages_down"] == "10.0"
+    assert "| srv TFLOPs | dev TFLOPs |" in md_path.read_text()
+
+
+def test_an_older_file_without_the_new_columns_shows_dashes(tmp_path, cli):
+    run = Run(str(two_rounds(tmp_path, new_columns=False)))
+    numbers = summary.run_numbers(run)
+    for key in ("server_tflops", "device_tflops", "messages_up", "messages_down"):
+        assert math.isnan(numbers[key]), key
+    assert numbers["mb_up"] == pytest.approx(2.0)
+    text = summary.text_table([numbers], [c for c in summary.RUN_COLUMNS
+                                          if c[0] in ("server_tflops", "messages_up")])
+    assert text.splitlines()[1].split() == ["-", "-"]
+    csv_path = tmp_path / "old.csv"
+    status, _, err = cli("summary", run.path, "--csv", csv_path)
+    assert status == 0, err
+    header, row = csv_path.read_text().splitlines()
+    assert dict(zip(header.split(","), row.split(",")))["server_tflops"] == ""
+
+
+# --- 4. idle causes --------------------------------------------------------------------------
+
+def waiting_server(tmp_path, name="waits.h5"):
+    """One round, window [0 s, 10 s), three ranks:
+    server busy [2,4) and [6,7) (3 s); waits for activations from device 1 [-1,2) (clipped
+    to [0,2): 2 s) and [3,3.5) (inside busy: 0 s), from device 2 [4,6) and [7,9), for a
+    model from device 1 [8.5,9.5) (overlaps device 2's wait on [8.5,9): shared); an
+    evaluation after the window. Idle 7 s = activation 2 + 3.75 s, model 0.75 s,
+    other 0.5 s ([9.5,10)).
+    Device 1 busy the whole window; device 2 has no event at all."""
+    a = "activation"
+    server = [
+        event("forward", 2 * S, 4 * S), event("backward", 6 * S, 7 * S),
+        event("wait", -1 * S, 2 * S, message=a, peer=1, round_=0),
+        event("wait", 3 * S, int(3.5 * S), message=a, peer=1),
+        event("wait", 4 * S, 6 * S, message=a, peer=2),
+        event("wait", 7 * S, 9 * S, message=a, peer=2),
+        event("wait", int(8.5 * S), int(9.5 * S), message="model", peer=1),
+        event("evaluate", 10 * S, 11 * S),
+        event("recv", 1 * S, 2 * S, lane="uplink", message=a, peer=1, nbytes=100),
+    ]
+    device1 = [event("forward", 0, 10 * S),
+               event("send", 1 * S, 2 * S, lane="uplink", message=a, peer=0, nbytes=100)]
+    rounds = [dict(round=0, t_start_ns=0, t_end_ns=10 * S, busy_s=[3, 10, 0],
+                   idle_s=[7, 0, 10])]
+    return synthetic.write(tmp_path / name, "sfl", rounds=rounds,
+                           events={0: server, 1: device1})
+
+
+def test_split_window_by_hand():
+    busy_ns, per_key = idle_causes.split_window(
+        0, 100, [(10, 20), (15, 30)], [(0, 12), (5, 40), (50, 60), (90, 200)],
+        ["a", "b", "c", "a"])
+    # a: [0,5) alone + half of [5,10) + [90,100) clipped; b: half of [5,10) + [30,40).
+    assert busy_ns == 20
+    assert per_key == {"a": 17.5, "b": 12.5, "c": 10.0}
+    assert idle_causes.split_window(0, 10, [], [], []) == (0, {})
+
+
+def test_idle_causes_by_hand(tmp_path):
+    run = Run(str(waiting_server(tmp_path)))
+    assert idle_causes.availability(run) is None
+    server, device1, device2 = idle_causes.run_causes(run)
+    assert server.busy_s == pytest.approx(3.0) and server.idle_s == pytest.approx(7.0)
+    assert dict(server.waiting) == pytest.approx({"activation": 5.75, "model": 0.75})
+    assert server.by_peer[("activation", 2)] == pytest.approx(3.75)
+    assert server.other_s == pytest.approx(0.5)
+    # The same busy time as /rounds busy_s, so the parts add up to the table's idle time.
+    assert [c.idle_s for c in (server, device1, device2)] == pytest.approx(
+        list(run.rounds["idle_s"][0]))
+    assert idle_causes.describe(server) == (
+        "idle 70.0%: 57.5% waiting for activation (device 2 most), "
+        "7.5% waiting for model (device 1), 5.0% other")
+    assert idle_causes.describe(device1) == "idle 0.0%: 0.0% other"
+    assert idle_causes.describe(device2) == "idle 100.0%: 100.0% other"
+
+
+def test_summary_idle_causes_command(tmp_path, cli):
+    waits = waiting_server(tmp_path)
+    # An older cmlbed's file: events, but no message member and no waits.
+    old = synthetic.write(tmp_path / "old.h5", "sfl", new_columns=False,
+                          events={0: [event("forward", 0, S // 2)]})
+    untimed = synthetic.write(tmp_path / "untimed.h5", "sfl",
+                              sections={"output": {"timeline": "false"}})
+    md = tmp_path / "runs.md"
+    status, out, err = cli("summary", "--brief", "--idle-causes", waits, old, untimed,
+                           "--markdown", md)
+    assert status == 0, err
+    assert "== idle causes" in out
+    assert "  server     idle 70.0%: 57.5% waiting for activation (device 2 most)" in out
+    # The others: unknown, and why.
+    assert "old (sfl)\n  unknown: no wait events (written by a cmlbed that did not record " \
+        "waits)" in out
+    assert "untimed (sfl)\n  unknown: no events (output.timeline = false)" in out
+    markdown = md.read_text()
+    assert "## Idle causes" in markdown and "| waits | sfl | 0 | 70.0 | waiting for activation " \
+        "| device 2 | 3.750 | 37.5 |" in markdown
+    assert "old: unknown, no wait events" in markdown
+    # Without the flag, no breakdown.
+    status, out, _ = cli("summary", "--brief", waits)
+    assert status == 0 and "idle causes" not in out
+
+
+def test_timeline_draws_waits_hatched_with_a_legend_entry(tmp_path, monkeypatch):
+    figures = []
+    monkeypatch.setattr(timeline, "save", lambda fig, path, **kw: figures.append(fig))
+    timeline.draw([Run(str(waiting_server(tmp_path)))], str(tmp_path / "t.png"))
+    fig = figures[0]
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert "wait (for a message)" in labels and "forward" in labels
+    hatched = [c for ax in fig.axes for c in ax.collections if c.get_hatch()]
+    assert len(hatched) == 1 and len(hatched[0].get_paths()) == 5  # the server's five waits
+
+
+def test_perfetto_names_the_message(tmp_path):
+    run = Run(str(waiting_server(tmp_path)))
+    complete = [e for e in perfetto.trace_events(run) if e["ph"] == "X"]
+    waits = [e for e in complete if e["cat"] == "wait"]
+    assert {e["args"]["message"] for e in waits} == {"activation", "model"}
+    assert {e["name"] for e in waits} == {"wait activation", "wait model"}
+    forward = next(e for e in complete if e["cat"] == "forward")
+    assert "message" not in forward["args"]  # message none: nothing to say
+    old = Run(str(two_rounds(tmp_path, new_columns=False)))
+    assert old.message_names is None
