@@ -245,8 +245,10 @@ TEST_F(Methods, ServerWaitsAreOnTheTimeline) {
 }
 
 TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {
+  // Four classes, two per device: device 1 trains on classes 0 and 1, device 2 on 2 and 3.
   const auto file = run(3, "per_device", {"--experiment.method=sfl", "--data.partition=shards",
-                                          "--data.classes_per_device=2", "--evaluation.scope=per-device",
+                                          "--data.synthetic_classes=4", "--data.classes_per_device=2",
+                                          "--evaluation.scope=per-device",
                                           "--experiment.rounds=1", "--train.local_iterations=20"});
   const auto rounds = trace::ResultsFile::read_rounds(file);
   ASSERT_EQ(rounds.size(), 1u);
@@ -257,14 +259,15 @@ TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {
     EXPECT_GE(accuracy[device], 0.0);
     EXPECT_LE(accuracy[device], 1.0);
   }
-  // A device trained on two of ten classes scores well above chance on them; the run's
-  // accuracy is a weighted mean of the two.
+  // After one round of averaging the model has seen every class; the run's accuracy is
+  // the weighted mean of the two devices' scores.
   EXPECT_GT(std::max(accuracy[1], accuracy[2]), 0.3);
   EXPECT_GE(rounds[0].test_accuracy, std::min(accuracy[1], accuracy[2]) - 1e-12);
   EXPECT_LE(rounds[0].test_accuracy, std::max(accuracy[1], accuracy[2]) + 1e-12);
   // Global scope leaves device_accuracy empty (NaN) and scores the whole test set.
   const auto global = trace::ResultsFile::read_rounds(
-      run(3, "global", {"--experiment.method=sfl", "--data.partition=shards", "--data.classes_per_device=2",
+      run(3, "global", {"--experiment.method=sfl", "--data.partition=shards", "--data.synthetic_classes=4",
+                        "--data.classes_per_device=2",
                         "--experiment.rounds=1", "--train.local_iterations=20"}));
   ASSERT_EQ(global.size(), 1u);
   EXPECT_TRUE(std::isnan(global[0].device_accuracy[1]));
