@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "runtime_benchmarks.hpp"
 

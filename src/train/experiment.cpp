@@ -4,11 +4,11 @@
 #include <ctime>
 #include <iostream>
 
-#include "cmlbed/config/derived.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/method.hpp"
 #include "cmlbed/train/round_report.hpp"
