@@ -8,6 +8,7 @@
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/method.hpp"
@@ -93,7 +94,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   for (int round = 0; round < rounds; ++round) {
     RoundContext context = context_template;
     context.round = round;
-    CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+    net::barrier_politely(control.get());
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
     // The round spans from the first rank leaving the barrier to the last one done
@@ -129,7 +130,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     results->close();
     print_summary(config.text("experiment.method"), records, output_file, std::cout);
   }
-  CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+  net::barrier_politely(control.get());
   return 0;
 }
 
