@@ -8,7 +8,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
-#include "cmlbed/config/validate.hpp"
+#include "cmlbed/setup/validate.hpp"
 
 namespace cmlbed {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 #include "cmlbed/net/link.hpp"
 #include "cmlbed/net/rate_trace.hpp"
 #include "cmlbed/net/token_bucket.hpp"

@@ -16,8 +16,8 @@
 #include <map>
 
 #include "cmlbed/config/config.hpp"
-#include "cmlbed/config/derived.hpp"
 #include "cmlbed/data/partition.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/tensor_codec.hpp"

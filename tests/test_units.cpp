@@ -1,8 +1,8 @@
 // tc-style quantities, including tc's bits/bytes trap.
 #include <gtest/gtest.h>
 
-#include "cmlbed/config/units.hpp"
-#include "cmlbed/image_shape.hpp"
+#include "cmlbed/base/image_shape.hpp"
+#include "cmlbed/base/units.hpp"
 
 namespace cmlbed {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "runtime_benchmarks.hpp"
 
@@ -29,7 +29,7 @@ Json link_fidelity(const RuntimeOptions& options) {
                                rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
                                          : std::map<int, net::LinkSpec>{});
       std::vector<double> seconds;
-      for (int repeat = 0; repeat < options.repeats; ++repeat) {
+      for (int repeat = -options.warmup; repeat < options.repeats; ++repeat) {  // < 0: warm-up
         // Let the bucket fill up again: every message is a "first" message.
         std::this_thread::sleep_for(std::chrono::milliseconds(50) +
                                     std::chrono::nanoseconds(static_cast<std::int64_t>(burst * 8 / rate * 1e9)));
@@ -40,7 +40,7 @@ Json link_fidelity(const RuntimeOptions& options) {
         const auto start = std::chrono::steady_clock::now();
         if (rank == 0) {
           incoming.wait();
-          seconds.push_back(seconds_since(start));
+          if (repeat >= 0) seconds.push_back(seconds_since(start));
         } else if (rank == 1) {
           net::MessageHeader header;
           header.kind = net::MessageKind::activation;

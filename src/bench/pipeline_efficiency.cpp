@@ -50,11 +50,16 @@ double ideal_iteration(const Stages& s, int m) {
 
 }  // namespace
 
-Json pipeline_efficiency(const std::string& path) {
+Json pipeline_efficiency(const std::string& path, int warmup_rounds) {
   if (trace::ResultsFile::read_string_attribute(path, "method") != "pipar") {
     throw std::invalid_argument(path + " is not a pipar run");
   }
   const auto rounds = trace::ResultsFile::read_rounds(path);
+  if (static_cast<int>(rounds.size()) <= warmup_rounds) {
+    throw std::invalid_argument(path + " has " + std::to_string(rounds.size()) +
+                                " round(s), none left after --warmup " +
+                                std::to_string(warmup_rounds));
+  }
   const int ranks = static_cast<int>(rounds.at(0).busy_s.size());
   const auto server_events = trace::ResultsFile::read_events(path, 0);
 
@@ -63,6 +68,7 @@ Json pipeline_efficiency(const std::string& path) {
     std::map<int, std::vector<double>> downloads;
   std::map<int, LinkService> downlinks;
   for (const Event& e : server_events) {
+    if (e.round >= 0 && e.round < warmup_rounds) continue;
     if (e.lane == Lane::compute && (e.kind == EventKind::forward || e.kind == EventKind::backward)) {
       server_compute.push_back(seconds(e));
     }
@@ -79,6 +85,7 @@ Json pipeline_efficiency(const std::string& path) {
     int micro_batches = 0;
     LinkService uplink;
     for (const Event& e : trace::ResultsFile::read_events(path, device)) {
+      if (e.round >= 0 && e.round < warmup_rounds) continue;
       if (e.lane == Lane::compute && e.kind == EventKind::forward) forward.push_back(seconds(e));
       if (e.lane == Lane::compute && e.kind == EventKind::backward) backward.push_back(seconds(e));
       if (e.lane == Lane::compute && e.kind == EventKind::step) step.push_back(seconds(e));
@@ -123,7 +130,11 @@ Json pipeline_efficiency(const std::string& path) {
                           .number("median_measured_iteration_s", median(measured))
                           .number("ratio", ratio));
   }
-  return Json().text("file", path).objects("devices", devices).number("median_ratio", median(all_ratios));
+  return Json()
+      .text("file", path)
+      .number("warmup_rounds", warmup_rounds)
+      .objects("devices", devices)
+      .number("median_ratio", median(all_ratios));
 }
 
 }  // namespace cmlbed::bench

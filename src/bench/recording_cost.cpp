@@ -14,11 +14,11 @@ Json recording_cost(const RuntimeOptions& options) {
   constexpr int kEvents = 1000000;
   std::vector<double> record_ns, scope_ns;
   // One timeline for all repeats, drained the way the driver drains it each round, so
-  // the figures are the steady state of a long run (the warm-up repeat pays the first
+  // the figures are the steady state of a long run (the warm-up repeats pay the first
   // touches of the buffers).
   trace::Timeline timeline(0, kEvents);
   std::vector<trace::Event> drained;
-  for (int repeat = 0; repeat < options.repeats + 1; ++repeat) {
+  for (int repeat = -options.warmup; repeat < options.repeats; ++repeat) {
     trace::Event event = trace::compute_event(trace::EventKind::forward, 1, 2, 3);
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kEvents; ++i) {
@@ -33,7 +33,7 @@ Json recording_cost(const RuntimeOptions& options) {
     }
     const double scoped = seconds_since(start) / kEvents * 1e9;
     timeline.drain_into(drained);
-    if (repeat > 0) {  // the first is warm-up
+    if (repeat >= 0) {  // below 0: warm-up
       record_ns.push_back(record);
       scope_ns.push_back(scoped);
     }

@@ -12,6 +12,11 @@ namespace cmlbed::bench {
 
 struct RuntimeOptions {
   int repeats = 3;
+  // Untimed runs of each case before its timed repeats (OSU style), not counted in the
+  // medians: the first message of a case pays one-time costs (the transport's thread
+  // and buffers, TCP connection setup, the allocator growing). Honoured by link,
+  // throughput and recording.
+  int warmup = 1;
   std::vector<std::string> rates = {"10mbit", "100mbit", "1gbit"};
   std::vector<int> sizes_mib = {1, 8, 64};
   std::string burst = "32kb";

@@ -1,9 +1,11 @@
 // cmlbed-bench-training: figures for the training methods, from results files that
 // scripts/bench-training.sh produces.
-//   cmlbed-bench-training pipeline PIPAR.h5 [--json FILE]
+//   cmlbed-bench-training pipeline PIPAR.h5 [--warmup ROUNDS] [--json FILE]
 //   cmlbed-bench-training overhead --on A.h5 B.h5 ... --off C.h5 D.h5 ... [--json FILE]
 //   cmlbed-bench-training step --model vgg5 --input 1x28x28 --split 4 --batch 32 [--threads 1]
-//       [--repeats 50] [--json FILE]
+//       [--repeats 50] [--warmup 5] [--json FILE]
+// --warmup: what is not counted in the medians, OSU style: the first ROUNDS rounds of
+// the pipar run (default 1), or the first untimed steps (default 5, as the PyTorch side).
 #include <iostream>
 #include <map>
 
@@ -62,7 +64,8 @@ int main(int argc, char** argv) {
     json_path = options.count("json") ? options["json"] : "results/bench-training-" + command + ".json";
     Json result;
     if (command == "pipeline" && positional.size() == 1) {
-      result = pipeline_efficiency(positional[0]);
+      result = pipeline_efficiency(positional[0],
+                                   options.count("warmup") ? std::stoi(options["warmup"]) : 1);
     } else if (command == "overhead" && !on.empty() && !off.empty()) {
       result = logging_overhead(on, off);
     } else if (command == "step") {
@@ -75,9 +78,9 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "cmlbed-bench-training: " << e.what()
-              << "\nusage: cmlbed-bench-training pipeline PIPAR.h5 | overhead --on A.h5... --off "
-                 "B.h5... | step [--model M --input CxHxW --split P --batch B --threads T "
-                 "--repeats N] [--json FILE]\n";
+              << "\nusage: cmlbed-bench-training pipeline PIPAR.h5 [--warmup ROUNDS] | overhead "
+                 "--on A.h5... --off B.h5... | step [--model M --input CxHxW --split P --batch B "
+                 "--threads T --repeats N --warmup N] [--json FILE]\n";
     return 2;
   }
 }

@@ -14,7 +14,7 @@ Json unshaped_throughput(const RuntimeOptions& options) {
   trace::Timeline timeline;
   net::Transport transport(MPI_COMM_WORLD, timeline, {});
   std::vector<double> plain, ours;
-  for (int repeat = 0; repeat < options.repeats + 1; ++repeat) {  // the first is warm-up
+  for (int repeat = -options.warmup; repeat < options.repeats; ++repeat) {  // < 0: warm-up
     // Like the transport, plain MPI gets a fresh buffer per message (as a new tensor
     // would be), from the same allocator; what is sent is written (written_payload),
     // receive buffers stay fresh on both paths.
@@ -37,7 +37,7 @@ Json unshaped_throughput(const RuntimeOptions& options) {
     }
     if (rank == 0) incoming.wait();
     const double our_seconds = seconds_since(start);
-    if (repeat > 0) {
+    if (repeat >= 0) {
       plain.push_back(plain_seconds);
       ours.push_back(our_seconds);
     }

@@ -5,13 +5,13 @@
 #include <sstream>
 #include <string>
 
+#include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
-#include "cmlbed/config/parse_integer.hpp"
-#include "cmlbed/config/validate.hpp"
-#include "cmlbed/config/derived.hpp"
 #include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/setup/derived.hpp"
+#include "cmlbed/setup/validate.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"

@@ -2,8 +2,8 @@
 
 #include <iomanip>
 
-#include "cmlbed/config/derived.hpp"
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
+#include "cmlbed/setup/derived.hpp"
 
 namespace cmlbed::cli {
 namespace {

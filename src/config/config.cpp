@@ -8,10 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cmlbed/base/parse_integer.hpp"
+#include "cmlbed/base/units.hpp"
 #include "cmlbed/config/config_error.hpp"
-#include "cmlbed/config/parse_integer.hpp"
 #include "cmlbed/config/option_table.hpp"
-#include "cmlbed/config/units.hpp"
 
 namespace po = boost::program_options;
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 
 namespace cmlbed::net {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 
 namespace cmlbed::net {
 namespace {

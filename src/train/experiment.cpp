@@ -4,11 +4,12 @@
 #include <ctime>
 #include <iostream>
 
-#include "cmlbed/config/derived.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
@@ -97,7 +98,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     RoundContext context = context_template;
     context.round = round;
     flops = 0;
-    CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+    net::barrier_politely(control.get());
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
     // The round spans from the first rank leaving the barrier to the last one done
@@ -108,6 +109,9 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
     const auto round_flops = net::gather_doubles({flops}, control.get());
     const std::optional<Evaluation> evaluation = method->evaluate(context);
+    // Ranks that scored nothing wait here without spinning a core, which the ones still
+    // evaluating need (MPI_Gather would spin).
+    net::barrier_politely(control.get());
     const auto evaluations =
         net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
     // Outside the timed work: ship this round's events to rank 0, which appends them.
@@ -144,7 +148,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     results->close();
     print_summary(config.text("experiment.method"), records, output_file, std::cout);
   }
-  CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+  net::barrier_politely(control.get());
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "cmlbed/config/derived.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {

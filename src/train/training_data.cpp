@@ -1,7 +1,7 @@
 #include "training_data.hpp"
 
-#include "cmlbed/config/derived.hpp"
 #include "cmlbed/data/partition.hpp"
+#include "cmlbed/setup/derived.hpp"
 
 namespace cmlbed::train {
 

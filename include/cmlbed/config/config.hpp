@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cmlbed/image_shape.hpp"
+#include "cmlbed/base/image_shape.hpp"
 
 namespace boost::program_options {
 class options_description;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cmlbed/image_shape.hpp"
+#include "cmlbed/base/image_shape.hpp"
 
 namespace cmlbed::model {
 

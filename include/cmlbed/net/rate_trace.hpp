@@ -7,7 +7,7 @@
 //     t_seconds,rate       an optional header, as the first line with data
 //     0,10mbit
 //     30,2mbit
-// The rate is in tc units (see config/units.hpp: `mbit` is bits/s, `mbps` is BYTES/s).
+// The rate is in tc units (see base/units.hpp: `mbit` is bits/s, `mbps` is BYTES/s).
 // Times are seconds since the link started, >= 0 and strictly increasing. The rate is
 // piecewise constant: each point's rate holds until the next point.
 #include <cstdint>

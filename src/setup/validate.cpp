@@ -1,11 +1,11 @@
-#include "cmlbed/config/validate.hpp"
+#include "cmlbed/setup/validate.hpp"
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
-#include "cmlbed/config/derived.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed {

@@ -1,4 +1,4 @@
-#include "cmlbed/config/derived.hpp"
+#include "cmlbed/setup/derived.hpp"
 
 namespace cmlbed {
 

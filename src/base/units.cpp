@@ -1,4 +1,4 @@
-#include "cmlbed/config/units.hpp"
+#include "cmlbed/base/units.hpp"
 
 #include <cctype>
 #include <cmath>

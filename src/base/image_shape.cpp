@@ -1,4 +1,4 @@
-#include "cmlbed/image_shape.hpp"
+#include "cmlbed/base/image_shape.hpp"
 
 #include <stdexcept>
 #include <string>

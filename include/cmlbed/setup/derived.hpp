@@ -1,5 +1,8 @@
 #pragma once
-// Settings other modules need, derived from the resolved configuration in one place.
+// The parts of a run, assembled from the resolved configuration in one place: the
+// dataset, the model's options, the partition, each device's links, the output path.
+// It sits above config and the areas whose parts it builds (data, model, net), so
+// that none of them needs to know the configuration (docs/architecture.md).
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
