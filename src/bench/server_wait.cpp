@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/train/method.hpp"
@@ -25,7 +26,7 @@ constexpr double kRate = 10e6;
 // of a thread that sleeps between looks.
 double thread_context_switches() {
   rusage usage{};
-  getrusage(RUSAGE_THREAD, &usage);
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
   return static_cast<double>(usage.ru_nvcsw + usage.ru_nivcsw);
 }
 
@@ -38,7 +39,7 @@ struct Wait {
 // One upload; the server's figures (zeros on the device).
 Wait run_once(net::Transport& transport, trace::Timeline& timeline) {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   net::Payload upload = rank == 1 ? written_payload(kBytes) : net::Payload();
   net::barrier_politely(MPI_COMM_WORLD);
   Wait wait;
@@ -74,7 +75,7 @@ constexpr double kBarrierSeconds = 1.0;
 
 Wait barrier_once() {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   net::barrier_politely(MPI_COMM_WORLD);
   Wait wait;
   const double cpu0 = thread_cpu_seconds(), switches0 = thread_context_switches();
@@ -93,7 +94,7 @@ Wait barrier_once() {
 
 Json server_wait(const RuntimeOptions& options) {
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   trace::Timeline timeline;
   net::LinkSpec uplink;
   uplink.rate_bits_per_second = kRate;
