@@ -1,11 +1,13 @@
 // The transport under mpirun (3-4 ranks; run once over shared memory and once with
 // --mca btl tcp,self): payloads arrive intact and in order, many in flight, both
-// directions, shaped links pace, and transfers progress while the sender computes.
+// directions, shaped links pace, transfers progress while the sender computes, and
+// wait_any hands out receives in arrival order.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/transport.hpp"
@@ -97,8 +99,8 @@ TEST(Transport, KindsAreSeparateChannelsAndBothDirectionsWork) {
       transport.send(device, header(MessageKind::gradient, 1, 0), pattern(0, device, 777)).wait();
     }
   } else {
-    transport.send(0, header(MessageKind::activation, 1, 0), pattern(world_rank(), 1, 4096));
-    transport.send(0, header(MessageKind::model, 1, 0), pattern(world_rank(), 2, 100));
+    transport.send(0, header(MessageKind::activation, 1, 0), pattern(world_rank(), 1, 4096)).detach();
+    transport.send(0, header(MessageKind::model, 1, 0), pattern(world_rank(), 2, 100)).detach();
     Message gradient = transport.recv(0, MessageKind::gradient);
     EXPECT_EQ(gradient.payload, pattern(0, world_rank(), 777));
     EXPECT_EQ(gradient.header.round, 1);
@@ -166,6 +168,49 @@ TEST(Transport, ProgressesWhileTheSenderComputes) {
                                      Payload(kBytes, std::byte{1}));
     spin_for(std::chrono::milliseconds(2000));
     sent.wait();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Transport, WaitAnyHandsOutReceivesInArrivalOrder) {
+  // Each device sends after a pause that is shorter the higher its rank: the server's
+  // wait_any must hand the receives out highest rank first, and return nothing at its
+  // deadline for a receive nobody answers.
+  trace::Timeline timeline;
+  Transport transport(MPI_COMM_WORLD, timeline, {});
+  constexpr auto kStagger = std::chrono::milliseconds(150);
+  std::vector<RecvHandle> posted;
+  if (world_rank() == 0) {
+    for (int device = 1; device < world_size(); ++device) {
+      posted.push_back(transport.post_recv(device, MessageKind::activation));
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    std::vector<int> devices;
+    for (int device = 1; device < world_size(); ++device) devices.push_back(device);
+    std::vector<int> order;
+    while (!posted.empty()) {
+      std::vector<const RecvHandle*> waiting;
+      for (const auto& h : posted) waiting.push_back(&h);
+      const auto ready = wait_any(waiting, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+      ASSERT_TRUE(ready.has_value()) << "no message within 30 s";
+      const Message m = posted[*ready].wait();
+      EXPECT_EQ(m.payload, pattern(devices[*ready], 0, 1000));
+      order.push_back(devices[*ready]);
+      posted.erase(posted.begin() + static_cast<std::ptrdiff_t>(*ready));
+      devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(*ready));
+    }
+    std::vector<int> expected;
+    for (int device = world_size() - 1; device >= 1; --device) expected.push_back(device);
+    EXPECT_EQ(order, expected);
+    const RecvHandle silent = transport.post_recv(1, MessageKind::control);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(wait_any({&silent}, start + std::chrono::milliseconds(50)), std::nullopt);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  } else {
+    std::this_thread::sleep_for(kStagger * (world_size() - world_rank()));
+    transport.send(0, header(MessageKind::activation, 0, 0), pattern(world_rank(), 0, 1000)).wait();
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -1,6 +1,6 @@
 // cmlbed-bench-runtime: the runtime's benchmarks. Run under mpirun with 2 ranks:
 //   mpirun -np 2 [--mca btl tcp,self] build/cmlbed-bench-runtime [--quick] [--repeats N]
-//       [--only link|overlap|throughput|recording] [--json FILE]
+//       [--only link|overlap|throughput|recording|server-wait] [--json FILE]
 // Prints medians and writes JSON (default results/bench-runtime.json).
 // --warmup N (default 1): untimed runs of each case before its timed repeats, not in the
 // medians (link fidelity: each warm-up is a whole message, 54 s for 64 MiB at 10 mbit).
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
       if (mpi.rank() == 0) {
         std::cerr << "usage: mpirun -np 2 cmlbed-bench-runtime [--quick] [--repeats N] "
                      "[--warmup N] "
-                     "[--only link|overlap|throughput|recording] [--json FILE]\n";
+                     "[--only link|overlap|throughput|recording|server-wait] [--json FILE]\n";
       }
       return 2;
     }
@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "throughput") results.object("unshaped_throughput", unshaped_throughput(options));
   if (only.empty() || only == "overlap") results.object("overlap", compute_overlap(options));
   if (only.empty() || only == "link") results.object("link_fidelity", link_fidelity(options));
+  if (only.empty() || only == "server-wait") results.object("server_wait", server_wait(options));
   if (mpi.rank() == 0) {
     write_json(json_path, results);
     std::cout << "wrote " << json_path << "\n";

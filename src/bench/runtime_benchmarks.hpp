@@ -34,5 +34,6 @@ Json link_fidelity(const RuntimeOptions& options);
 Json compute_overlap(const RuntimeOptions& options);
 Json unshaped_throughput(const RuntimeOptions& options);
 Json recording_cost(const RuntimeOptions& options);
+Json server_wait(const RuntimeOptions& options);
 
 }  // namespace cmlbed::bench

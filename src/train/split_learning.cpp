@@ -216,7 +216,8 @@ void SplitLearning::serve_micro_batch(const RoundContext& context, int device, c
   }
   net::MessageHeader header =
       header_for(net::MessageKind::gradient, h.round, h.batch, h.micro_batch, h.micro_batches);
-  context.transport.send(device, header, tensor_payload(activation.grad(), header));
+  // Nothing waits for the gradient's departure here: the device waits for its arrival.
+  context.transport.send(device, header, tensor_payload(activation.grad(), header)).detach();
   if (h.micro_batch + 1 == h.micro_batches && server.optimizer) {
     auto stage = compute_stage(context, EventKind::step, h.batch, -1, step_flops(cost.parameters, settings_));
     server.optimizer->step();

@@ -27,7 +27,9 @@ namespace detail {
 struct TransferState;
 }
 
-class SendHandle {
+// [[nodiscard]]: a send whose handle nobody keeps is a send whose failure nobody sees
+// (the compiler warns); say detach() when that is meant.
+class [[nodiscard]] SendHandle {
  public:
   SendHandle() = default;
   explicit SendHandle(std::shared_ptr<detail::TransferState> state) : state_(std::move(state)) {}
@@ -35,6 +37,9 @@ class SendHandle {
   MessageKind kind() const;
   void wait() const;  // rethrows a transport failure
   bool wait_for(std::chrono::nanoseconds timeout) const;
+  // Forgets the send: it still completes (the communication thread keeps the payload
+  // until the last chunk has left), and a failure shows on the transport's next call.
+  void detach() { state_.reset(); }
 
  private:
   std::shared_ptr<detail::TransferState> state_;
@@ -51,13 +56,17 @@ class RecvHandle {
   std::optional<Message> wait_for(std::chrono::nanoseconds timeout);
 
  private:
+  friend std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handles,
+                                             std::chrono::steady_clock::time_point deadline);
   std::shared_ptr<detail::TransferState> state_;
 };
 
 // Blocks until one of `handles` has completed (or failed) or `deadline` passes, and
-// returns the index of a completed one (nothing at the deadline). It sleeps on a
-// completion signal that the communication thread raises when a transfer ends, so it
-// never polls (each wake-up costs tens of microseconds on these machines).
+// returns the index of a completed one (nothing at the deadline): of several, the one
+// that completed first. It sleeps on a completion signal that the communication thread
+// raises when a transfer ends, so it never polls (each wake-up costs tens of
+// microseconds on these machines). A failed transfer counts as completed: its wait()
+// rethrows the failure. Throws std::invalid_argument for a handle without a receive.
 std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handles,
                                     std::chrono::steady_clock::time_point deadline);
 

@@ -4,8 +4,8 @@
 namespace cmlbed::net {
 
 // Waits for a request without spinning (Open MPI's blocking calls spin a core): tests
-// it, sleeping 100 us between tests, so that a waiting rank leaves the cores to the
-// ranks that work or measure.
+// it, sleeping between tests from 2 us doubling up to 1 ms, so that a waiting rank
+// leaves the cores to the ranks that work or measure.
 void wait_politely(MPI_Request& request);
 
 // MPI_Barrier, waited for politely.

@@ -1,0 +1,98 @@
+#include "outbox.hpp"
+
+#include <algorithm>
+
+#include "cmlbed/net/chunk_pacing.hpp"
+#include "cmlbed/net/mpi_error.hpp"
+#include "message_tags.hpp"
+
+namespace cmlbed::net::detail {
+
+Outbox::Outbox(MPI_Comm comm, const std::map<int, LinkSpec>& links, std::int64_t start_ns,
+               RequestEngine& engine, std::function<void(const TransferState&)> on_sent)
+    : comm_(comm), engine_(engine), on_sent_(std::move(on_sent)) {
+  for (const auto& [peer, spec] : links) links_.emplace(peer, Link(spec, start_ns));
+}
+
+std::int64_t Outbox::chunk_bytes(int peer) const {
+  const auto link = links_.find(peer);
+  return static_cast<std::int64_t>(link == links_.end() ? Link::kUnshapedChunkBytes
+                                                        : link->second.max_chunk_bytes());
+}
+
+void Outbox::schedule(const std::shared_ptr<TransferState>& state, std::int64_t now) {
+  auto& queue = queues_[state->peer];
+  const auto link = links_.find(state->peer);
+  const auto book = [&](std::uint64_t bytes) {
+    return link == links_.end() ? now : link->second.schedule(bytes, now).arrival_ns;
+  };
+  const auto kind = state->wire_header.kind;
+  queue.push_back({state, &state->wire_header, static_cast<int>(sizeof(MessageHeader)),
+                   header_tag(kind), book(sizeof(MessageHeader)), true});
+  const auto& payload = state->message.payload;
+  const auto chunk = static_cast<std::size_t>(state->wire_header.chunk_bytes);
+  int chunks = 1;
+  const std::size_t first_payload = queue.size();
+  for (std::size_t offset = 0; offset < payload.size(); offset += chunk, ++chunks) {
+    const std::size_t bytes = std::min(chunk, payload.size() - offset);
+    queue.push_back({state, payload.data() + offset, static_cast<int>(bytes),
+                     payload_tag(kind), book(bytes), offset + bytes == payload.size()});
+  }
+  // The header leaves first, so it can still carry the payload's booked rhythm.
+  if (link != links_.end() && link->second.shaped() && chunks > 2) {
+    state->wire_header.chunk_interval_ns =
+        (queue.back().due_ns - queue[first_payload].due_ns) / (chunks - 2);
+  }
+  state->chunks_left = chunks;
+  ++sends_in_flight_;
+}
+
+bool Outbox::release_due(std::int64_t now) {
+  bool released = false;
+  for (auto& [peer, queue] : queues_) {
+    const auto link = links_.find(peer);
+    const bool shaped = link != links_.end() && link->second.shaped();
+    while (!queue.empty() && queue.front().due_ns <= now) {
+      OutChunk chunk = queue.front();
+      queue.pop_front();
+      MPI_Request request;
+      CMLBED_MPI_CHECK(MPI_Isend(chunk.data, chunk.bytes, MPI_BYTE, peer, chunk.tag, comm_,
+                                 &request));
+      engine_.add(request, shaped ? Traffic::paced : Traffic::moving,
+                  [this, owner = chunk.owner] { on_chunk_sent(owner); });
+      released = true;
+    }
+  }
+  return released;
+}
+
+void Outbox::on_chunk_sent(const std::shared_ptr<TransferState>& state) {
+  if (--state->chunks_left > 0) return;
+  on_sent_(*state);
+  --sends_in_flight_;
+  state->finish();
+}
+
+std::optional<std::int64_t> Outbox::next_release_ns() const {
+  std::optional<std::int64_t> next;
+  for (const auto& [peer, queue] : queues_) {
+    if (queue.empty()) continue;
+    const std::int64_t wake = group_release_ns(queue);
+    if (!next || wake < *next) next = wake;
+  }
+  return next;
+}
+
+std::size_t Outbox::chunks_queued() const {
+  std::size_t n = 0;
+  for (const auto& [peer, queue] : queues_) n += queue.size();
+  return n;
+}
+
+void Outbox::collect_queued(std::vector<std::shared_ptr<TransferState>>& out) const {
+  for (const auto& [peer, queue] : queues_) {
+    for (const auto& chunk : queue) out.push_back(chunk.owner);
+  }
+}
+
+}  // namespace cmlbed::net::detail
