@@ -19,7 +19,9 @@
 #include "cmlbed/data/partition.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/config/option_table.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {
@@ -188,6 +190,14 @@ TEST_F(Methods, ServerIdlesLeastWithPiparUnderATightUplink) {
   EXPECT_LT(idle["sfl"], idle["fl"]);
 }
 
+TEST(MethodRegistry, EveryRegisteredMethodIsAnAllowedValueOfExperimentMethod) {
+  // config sits below train, so experiment.method's allowed names are a list of their
+  // own (config's method_names()): a method added to the registry must be added there.
+  for (const std::string& name : available_methods()) {
+    EXPECT_NE(std::find(method_names().begin(), method_names().end(), name), method_names().end()) << name;
+  }
+}
+
 TEST_F(Methods, FlopsAreCountedFromWhatRan) {
   // LeNet-5 on 1x32x32, one mini-batch of 16 on one device (tests/test_part_cost.cpp
   // derives the per-sample counts layer by layer).
@@ -238,10 +248,19 @@ TEST_F(Methods, ServerWaitsAreOnTheTimeline) {
     if (e.message == trace::MessageType::activation) ++activation_waits;
   }
   EXPECT_GT(activation_waits, 0);
-  // Waiting is idle: the busy time stays the union of compute events without waits.
+  // Waiting is idle: the server's idle time covers every wait inside the round (its
+  // waits never overlap: one thread waits at a time).
   const auto rounds = trace::ResultsFile::read_rounds(file);
   ASSERT_EQ(rounds.size(), 1u);
-  EXPECT_GT(rounds[0].idle_s[0], 0.0);
+  double waited_s = 0;
+  for (const trace::Event& e : trace::ResultsFile::read_events(file, 0)) {
+    if (e.kind != trace::EventKind::wait) continue;
+    const std::int64_t start = std::max(e.t_start_ns, rounds[0].t_start_ns);
+    const std::int64_t end = std::min(e.t_end_ns, rounds[0].t_end_ns);
+    if (end > start) waited_s += static_cast<double>(end - start) * 1e-9;
+  }
+  EXPECT_GT(waited_s, 0.0);
+  EXPECT_GE(rounds[0].idle_s[0], waited_s - 1e-6);
 }
 
 TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {

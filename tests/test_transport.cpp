@@ -142,6 +142,29 @@ TEST(Transport, ShapedUplinkPacesTheTransfer) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST(Transport, UnshapedSendsPassTheLink) {
+  // The same 4 MiB past a 10 mbit uplink (3.3 s if shaped): no token bucket, no pacing.
+  trace::Timeline timeline;
+  LinkSpec uplink;
+  uplink.rate_bits_per_second = 10e6;
+  uplink.burst_bytes = 32 << 10;
+  const bool device = world_rank() == 1;
+  Transport transport(MPI_COMM_WORLD, timeline, device ? std::map<int, LinkSpec>{{0, uplink}}
+                                                       : std::map<int, LinkSpec>{});
+  constexpr std::size_t kBytes = 4 << 20;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  if (world_rank() == 0) {
+    Message m = transport.recv(1, MessageKind::model);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(m.payload, pattern(1, 0, kBytes));
+    EXPECT_LT(seconds, 1.0);
+  } else if (device) {
+    transport.send(0, header(MessageKind::model, 0, 0), pattern(1, 0, kBytes), Transport::Shaping::none).wait();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(Transport, ProgressesWhileTheSenderComputes) {
   // Device 1 posts a 32 MiB send over a 1 gbit uplink (0.27 s of link time) and then
   // computes for 2 s without calling MPI. The communication thread must move the data

@@ -76,12 +76,7 @@ Json compute_overlap(const RuntimeOptions& options) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   trace::Timeline timeline;
-  net::LinkSpec uplink;
-  uplink.rate_bits_per_second = kRate;
-  uplink.burst_bytes = 32 << 10;
-  net::Transport transport(MPI_COMM_WORLD, timeline,
-                           rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
-                                     : std::map<int, net::LinkSpec>{});
+  net::Transport transport(MPI_COMM_WORLD, timeline, device_uplink(rank, kRate));
   const double seconds = static_cast<double>(kBytes) * 8 / kRate;
   std::vector<double> alone, overlapped, comm_cpu_sender, ratio, comm_thread_cpu;
   for (int repeat = 0; repeat < options.repeats; ++repeat) {

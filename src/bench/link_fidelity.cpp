@@ -22,12 +22,7 @@ Json link_fidelity(const RuntimeOptions& options) {
       if (options.quick && mib > 8 && rate < 100e6) continue;
       const std::size_t bytes = static_cast<std::size_t>(mib) << 20;
       trace::Timeline timeline;
-      net::LinkSpec uplink;
-      uplink.rate_bits_per_second = rate;
-      uplink.burst_bytes = burst;
-      net::Transport transport(MPI_COMM_WORLD, timeline,
-                               rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
-                                         : std::map<int, net::LinkSpec>{});
+      net::Transport transport(MPI_COMM_WORLD, timeline, device_uplink(rank, rate, burst));
       std::vector<double> seconds;
       for (int repeat = -options.warmup; repeat < options.repeats; ++repeat) {  // < 0: warm-up
         // Let the bucket fill up again: every message is a "first" message.

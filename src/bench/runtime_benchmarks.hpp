@@ -2,10 +2,13 @@
 // The runtime benchmarks (issue: MPI runtime). Each runs on ranks 0 (server) and 1
 // (device) of MPI_COMM_WORLD and returns its JSON on rank 0.
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "bench_util.hpp"
+#include "cmlbed/net/link.hpp"
 #include "cmlbed/net/payload.hpp"
 
 namespace cmlbed::bench {
@@ -35,5 +38,16 @@ Json compute_overlap(const RuntimeOptions& options);
 Json unshaped_throughput(const RuntimeOptions& options);
 Json recording_cost(const RuntimeOptions& options);
 Json server_wait(const RuntimeOptions& options);
+
+// The outgoing links of a 2-rank benchmark: rank 1 (the device) sends through a shaped
+// uplink of `rate_bits_per_second` with `burst_bytes`; rank 0 sends unshaped.
+inline std::map<int, net::LinkSpec> device_uplink(int rank, double rate_bits_per_second,
+                                                  std::uint64_t burst_bytes = 32 << 10) {
+  if (rank != 1) return {};
+  net::LinkSpec uplink;
+  uplink.rate_bits_per_second = rate_bits_per_second;
+  uplink.burst_bytes = burst_bytes;
+  return {{0, uplink}};
+}
 
 }  // namespace cmlbed::bench

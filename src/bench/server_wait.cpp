@@ -98,12 +98,7 @@ Json server_wait(const RuntimeOptions& options) {
   int rank = 0;
   CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   trace::Timeline timeline;
-  net::LinkSpec uplink;
-  uplink.rate_bits_per_second = kRate;
-  uplink.burst_bytes = 32 << 10;
-  net::Transport transport(MPI_COMM_WORLD, timeline,
-                           rank == 1 ? std::map<int, net::LinkSpec>{{0, uplink}}
-                                     : std::map<int, net::LinkSpec>{});
+  net::Transport transport(MPI_COMM_WORLD, timeline, device_uplink(rank, kRate));
   run_once(transport, timeline);  // warm-up, not reported
   std::vector<double> seconds, cpu, wakeups;
   for (int repeat = 0; repeat < options.repeats; ++repeat) {

@@ -41,39 +41,37 @@ std::vector<std::vector<char>> gather_bytes(const char* data, int bytes, MPI_Com
   return per_rank;
 }
 
+// Each rank's plain values at rank 0, one vector per rank. Every rank runs the same
+// binary, so plain data travels as bytes.
+template <typename T>
+std::vector<std::vector<T>> gather_plain(const std::vector<T>& mine, MPI_Comm comm) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const auto per_rank = gather_bytes(reinterpret_cast<const char*>(mine.data()),
+                                     static_cast<int>(mine.size() * sizeof(T)), comm);
+  std::vector<std::vector<T>> values;
+  for (const auto& bytes : per_rank) {
+    std::vector<T> rank_values(bytes.size() / sizeof(T));
+    std::memcpy(rank_values.data(), bytes.data(), rank_values.size() * sizeof(T));
+    values.push_back(std::move(rank_values));
+  }
+  return values;
+}
+
 }  // namespace
 
 std::vector<std::vector<trace::Event>> gather_events(const std::vector<trace::Event>& mine,
                                                      MPI_Comm comm) {
-  // Events are plain data and every rank runs the same binary: ship them as bytes.
-  static_assert(std::is_trivially_copyable_v<trace::Event>);
-  const auto per_rank = gather_bytes(reinterpret_cast<const char*>(mine.data()),
-                                     static_cast<int>(mine.size() * sizeof(trace::Event)), comm);
-  std::vector<std::vector<trace::Event>> events;
-  for (const auto& bytes : per_rank) {
-    std::vector<trace::Event> rank_events(bytes.size() / sizeof(trace::Event));
-    std::memcpy(rank_events.data(), bytes.data(), rank_events.size() * sizeof(trace::Event));
-    events.push_back(std::move(rank_events));
-  }
-  return events;
+  return gather_plain(mine, comm);
+}
+
+std::vector<std::vector<double>> gather_doubles(const std::vector<double>& mine, MPI_Comm comm) {
+  return gather_plain(mine, comm);
 }
 
 std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm) {
   std::vector<std::int64_t> all(comm_rank(comm) == 0 ? comm_size(comm) : 0);
   CMLBED_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, comm));
   return all;
-}
-
-std::vector<std::vector<double>> gather_doubles(const std::vector<double>& mine, MPI_Comm comm) {
-  const auto per_rank = gather_bytes(reinterpret_cast<const char*>(mine.data()),
-                                     static_cast<int>(mine.size() * sizeof(double)), comm);
-  std::vector<std::vector<double>> values;
-  for (const auto& bytes : per_rank) {
-    std::vector<double> rank_values(bytes.size() / sizeof(double));
-    std::memcpy(rank_values.data(), bytes.data(), rank_values.size() * sizeof(double));
-    values.push_back(std::move(rank_values));
-  }
-  return values;
 }
 
 std::vector<std::string> gather_host_names(MPI_Comm comm) {

@@ -22,7 +22,7 @@ std::int64_t Outbox::chunk_bytes(int peer) const {
 
 void Outbox::schedule(const std::shared_ptr<TransferState>& state, std::int64_t now) {
   auto& queue = queues_[state->peer];
-  const auto link = links_.find(state->peer);
+  const auto link = state->unshaped ? links_.end() : links_.find(state->peer);
   const auto book = [&](std::uint64_t bytes) {
     return link == links_.end() ? now : link->second.schedule(bytes, now).arrival_ns;
   };
@@ -54,11 +54,12 @@ bool Outbox::release_due(std::int64_t now) {
     const bool shaped = link != links_.end() && link->second.shaped();
     while (!queue.empty() && queue.front().due_ns <= now) {
       OutChunk chunk = queue.front();
+      const bool paced = shaped && !chunk.owner->unshaped;
       queue.pop_front();
       MPI_Request request;
       CMLBED_MPI_CHECK(MPI_Isend(chunk.data, chunk.bytes, MPI_BYTE, peer, chunk.tag, comm_,
                                  &request));
-      engine_.add(request, shaped ? Traffic::paced : Traffic::moving,
+      engine_.add(request, paced ? Traffic::paced : Traffic::moving,
                   [this, owner = chunk.owner] { on_chunk_sent(owner); });
       released = true;
     }

@@ -24,7 +24,7 @@ class Outbox {
   Outbox(MPI_Comm comm, const std::map<int, LinkSpec>& links, std::int64_t start_ns,
          RequestEngine& engine, std::function<void(const TransferState&)> on_sent);
 
-  // The chunk size towards `peer` (const: safe from the caller's thread).
+  // The chunk size towards `peer` (const: safe from the caller's thread); -1 = unshaped.
   std::int64_t chunk_bytes(int peer) const;
   // Cuts the message into chunks and books each on the link now, so chunk departures
   // follow the token bucket with absolute deadlines (no drift from chained sleeps).

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <string>
 
 #include "cmlbed/net/transport.hpp"
 #include "transfer_state.hpp"
@@ -52,31 +53,77 @@ Message take_message(TransferState& state) {
   return std::move(state.message);
 }
 
+// A completion signal hung on several transfers for one wait_any(). Its destructor
+// takes it off every state before it goes (finish() raises signals under the state's
+// mutex), so no state keeps a pointer to it past the wait, whatever throws.
+class SignalRegistration {
+ public:
+  explicit SignalRegistration(const std::vector<TransferState*>& states) : states_(states) {}
+  ~SignalRegistration() {
+    for (TransferState* state : states_) {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      auto& list = state->signals;
+      list.erase(std::remove(list.begin(), list.end(), &signal_), list.end());
+    }
+  }
+  SignalRegistration(const SignalRegistration&) = delete;
+  SignalRegistration& operator=(const SignalRegistration&) = delete;
+
+  // False as soon as one transfer is already done (no need to wait).
+  bool register_all() {
+    for (TransferState* state : states_) {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      if (state->done) return false;
+      state->signals.push_back(&signal_);
+    }
+    return true;
+  }
+
+  void wait_until(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(signal_.mutex);
+    signal_.raised_changed.wait_until(lock, deadline, [&] { return signal_.raised; });
+  }
+
+ private:
+  const std::vector<TransferState*>& states_;
+  CompletionSignal signal_;
+};
+
+// The state behind a handle; a default-constructed or detached handle has none.
+TransferState& state_of(const std::shared_ptr<TransferState>& state, const char* what) {
+  if (!state) throw std::logic_error(std::string(what) + ": the handle holds no transfer (default-constructed or detached)");
+  return *state;
+}
+
 }  // namespace
 
-MessageKind SendHandle::kind() const { return state_->kind; }
-MessageKind RecvHandle::kind() const { return state_->kind; }
+MessageKind SendHandle::kind() const { return state_of(state_, "SendHandle::kind").kind; }
+MessageKind RecvHandle::kind() const { return state_of(state_, "RecvHandle::kind").kind; }
 
 bool SendHandle::done() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->done;
+  TransferState& state = state_of(state_, "SendHandle::done");
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.done;
 }
-void SendHandle::wait() const { wait_done(*state_); }
+void SendHandle::wait() const { wait_done(state_of(state_, "SendHandle::wait")); }
 bool SendHandle::wait_for(std::chrono::nanoseconds timeout) const {
-  return wait_done_for(*state_, timeout);
+  return wait_done_for(state_of(state_, "SendHandle::wait_for"), timeout);
 }
 
 bool RecvHandle::ready() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return state_->done;
+  TransferState& state = state_of(state_, "RecvHandle::ready");
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.done;
 }
 Message RecvHandle::wait() {
-  wait_done(*state_);
-  return take_message(*state_);
+  TransferState& state = state_of(state_, "RecvHandle::wait");
+  wait_done(state);
+  return take_message(state);
 }
 std::optional<Message> RecvHandle::wait_for(std::chrono::nanoseconds timeout) {
-  if (!wait_done_for(*state_, timeout)) return std::nullopt;
-  return take_message(*state_);
+  TransferState& state = state_of(state_, "RecvHandle::wait_for");
+  if (!wait_done_for(state, timeout)) return std::nullopt;
+  return take_message(state);
 }
 
 std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handles,
@@ -103,28 +150,12 @@ std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handle
     }
     return best;
   };
-  CompletionSignal signal;
-  // Registered under each state's mutex: a transfer that ends before its registration
-  // is seen as done below, one that ends after raises the signal.
-  bool any_done = false;
-  for (TransferState* state : states) {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    if (state->done) {
-      any_done = true;
-      break;
-    }
-    state->signals.push_back(&signal);
-  }
-  if (!any_done) {
-    std::unique_lock<std::mutex> lock(signal.mutex);
-    signal.raised_changed.wait_until(lock, deadline, [&] { return signal.raised; });
-  }
-  // Unregister before `signal` goes: finish() raises signals under the state's mutex.
-  for (TransferState* state : states) {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    auto& list = state->signals;
-    list.erase(std::remove(list.begin(), list.end(), &signal), list.end());
-  }
+  {
+    SignalRegistration registration(states);
+    // Registered under each state's mutex: a transfer that ends before its
+    // registration is seen as done below, one that ends after raises the signal.
+    if (!registration.register_all()) registration.wait_until(deadline);
+  }  // unregistered here, even when registering or waiting threw
   return earliest_done();
 }
 

@@ -43,6 +43,7 @@ struct TransferState {
   std::vector<CompletionSignal*> signals;
   Message message;
   MessageKind kind = MessageKind::control;  // set before the handle exists, never changed
+  bool unshaped = false;  // a send past its link (Transport::Shaping::none)
   MessageHeader wire_header;  // the header as sent / received
   int peer = -1;
   int chunks_left = 0;

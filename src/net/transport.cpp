@@ -55,14 +55,15 @@ class Transport::Impl {
     MPI_Comm_free(&comm_);
   }
 
-  SendHandle send(int peer, MessageHeader header, Payload payload) {
+  SendHandle send(int peer, MessageHeader header, Payload payload, bool unshaped) {
     check_peer(peer);
     auto state = std::make_shared<TransferState>();
     state->peer = peer;
     state->kind = header.kind;
+    state->unshaped = unshaped;
     state->t_start_ns = timeline_.now_ns();
     header.bytes = static_cast<std::int64_t>(payload.size());
-    header.chunk_bytes = outbox_.chunk_bytes(peer);
+    header.chunk_bytes = outbox_.chunk_bytes(unshaped ? -1 : peer);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       throw_if_failed();
@@ -243,8 +244,8 @@ Transport::Transport(MPI_Comm comm, trace::Timeline& timeline,
     : impl_(std::make_unique<Impl>(comm, timeline, outgoing_links)) {}
 Transport::~Transport() = default;
 
-SendHandle Transport::send(int peer, MessageHeader header, Payload payload) {
-  return impl_->send(peer, header, std::move(payload));
+SendHandle Transport::send(int peer, MessageHeader header, Payload payload, Shaping shaping) {
+  return impl_->send(peer, header, std::move(payload), shaping == Shaping::none);
 }
 RecvHandle Transport::post_recv(int peer, MessageKind kind) { return impl_->post_recv(peer, kind); }
 int Transport::rank() const { return impl_->rank(); }

@@ -98,7 +98,11 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     RoundContext context = context_template;
     context.round = round;
     flops = 0;
+    // Ranks that wait for the server (writing the last round) sleep, then meet in a
+    // plain barrier: all are there by then, so it spins for microseconds and lets them
+    // leave together (the polite one alone lets them trail by up to its 1 ms backoff).
     net::barrier_politely(control.get());
+    CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
     const std::int64_t start = timeline.now_ns();
     method->run_round(context);
     // The round spans from the first rank leaving the barrier to the last one done
@@ -108,20 +112,24 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const auto starts = net::gather_int64(start, control.get());
     const auto ends = net::gather_int64(timeline.now_ns(), control.get());
     const auto round_flops = net::gather_doubles({flops}, control.get());
+    // The server's counters before any evaluation traffic (for output.timeline = false;
+    // a send still completing is counted with the next round).
+    const net::TransportStats moved = transport.stats();
+    const std::int64_t evaluation_start = timeline.now_ns();
     const std::optional<Evaluation> evaluation = method->evaluate(context);
     // Ranks that scored nothing wait here without spinning a core, which the ones still
     // evaluating need (MPI_Gather would spin).
     net::barrier_politely(control.get());
     const auto evaluations =
         net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
+    const auto evaluation_starts = net::gather_int64(evaluation_start, control.get());
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
     if (!is_server) continue;
     RoundMeasures measures;
     measures.scope = scope;
-    // The server's counters, for rounds without events (output.timeline = false).
-    const net::TransportStats moved = transport.stats();
+    measures.evaluation_start_ns = evaluation_starts;
     measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
                         moved.messages_received - counted.messages_received,
                         moved.messages_sent - counted.messages_sent};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -59,8 +60,11 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
     for (double busy : record.busy_s) record.idle_s.push_back(std::max(0.0, record.wall_s - busy));
     // From the events, so that the table and the events agree to the byte.
     for (std::size_t rank = 0; rank < events.size(); ++rank) {
+      const std::int64_t evaluating_from = rank < measures.evaluation_start_ns.size()
+                                               ? measures.evaluation_start_ns[rank]
+                                               : std::numeric_limits<std::int64_t>::max();
       for (const trace::Event& e : events[rank]) {
-        if (e.kind != trace::EventKind::send) continue;
+        if (e.kind != trace::EventKind::send || e.t_start_ns >= evaluating_from) continue;
         (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
         ++(rank == 0 ? record.messages_down : record.messages_up);
       }

@@ -90,8 +90,11 @@ class Transport {
 
   // Returns at once; the payload is kept until the last chunk has left. The header's
   // kind/round/batch/micro-batch/dtype/shape are the caller's; sizes and sequence are
-  // filled in here.
-  SendHandle send(int peer, MessageHeader header, Payload payload);
+  // filled in here. Shaping::none sends past the link's token bucket and delay: for
+  // traffic the emulated links must not see (evaluation); it still leaves after what is
+  // already queued to that peer.
+  enum class Shaping { link, none };
+  SendHandle send(int peer, MessageHeader header, Payload payload, Shaping shaping = Shaping::link);
   // Posts a receive for the next message of `kind` from `peer` (may be posted ahead).
   RecvHandle post_recv(int peer, MessageKind kind);
   Message recv(int peer, MessageKind kind) { return post_recv(peer, kind).wait(); }

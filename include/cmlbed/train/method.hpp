@@ -39,7 +39,8 @@ class Method {
   virtual void run_round(const RoundContext& context) = 0;
   // On every rank after each round's timed window: what this rank scored (see
   // evaluation.hpp), nothing when it scored nothing this round. Ranks may exchange
-  // messages here (unshaped on the timeline, not counted in the round's bytes).
+  // messages here (with Transport::Shaping::none; on the timeline, not counted in the
+  // round's bytes).
   virtual std::optional<Evaluation> evaluate(const RoundContext& context) = 0;
   // On the server after the last round: named flat float32 weights to keep in the
   // results file (/model/<name>); nothing for methods without a model.

@@ -1,8 +1,10 @@
 #pragma once
 // Every method this build can run, by the name experiment.method gives it. Adding a
-// method = its own files, one entry in src/train/method_registry.cpp, and its options in
-// a config section named after it ([pipar], [adasplit]), which by convention hold only
-// that method's options (the report's baseline matching relies on it).
+// method = its own files, one entry in src/train/method_registry.cpp, and in
+// src/config/option_table.cpp its name (method_names(): config sits below train, so it
+// keeps its own list; a test checks the registry against it) and its options, in a
+// section named after it ([pipar], [adasplit]) that by convention holds only that
+// method's options (the report's baseline matching relies on it).
 #include <memory>
 #include <string>
 #include <vector>

@@ -27,11 +27,15 @@ struct RoundMeasures {
   RoundTraffic counted;       // the server's transport counters (used without a timeline)
   std::vector<double> flops;  // per rank
   Evaluation evaluation;      // every rank's, merged
+  // When each rank entered the evaluation phase: its sends from then on are evaluation
+  // traffic, not counted in the round's bytes and messages.
+  std::vector<std::int64_t> evaluation_start_ns;
   EvaluationScope scope = EvaluationScope::global;
 };
 
 // Wall time is [start_ns, end_ns) in rank 0's time base; busy = union of each rank's
-// compute intervals in it; traffic = the send events. With the timeline off (`events`
+// compute intervals in it; traffic = the send events enqueued before the rank began
+// evaluating. With the timeline off (`events`
 // holds one empty list per rank) busy and idle are NaN, unknown, and the traffic is the
 // server's transport counters. Test loss and accuracy: the global score, or in
 // per-device scope the sample-weighted mean of the device scores, which also fill
