@@ -154,7 +154,7 @@ std::optional<std::size_t> wait_any(const std::vector<const RecvHandle*>& handle
     SignalRegistration registration(states);
     // Registered under each state's mutex: a transfer that ends before its
     // registration is seen as done below, one that ends after raises the signal.
-    if (!registration.register_all()) registration.wait_until(deadline);
+    if (registration.register_all()) registration.wait_until(deadline);
   }  // unregistered here, even when registering or waiting threw
   return earliest_done();
 }
