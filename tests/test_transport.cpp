@@ -117,16 +117,21 @@ TEST(Transport, KindsAreSeparateChannelsAndBothDirectionsWork) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Rank 1 sends to the server through a shaped uplink; the other ranks unshaped.
+std::map<int, LinkSpec> device_uplink(double rate_bits_per_second, std::uint64_t burst_bytes = 32 << 10) {
+  if (world_rank() != 1) return {};
+  LinkSpec uplink;
+  uplink.rate_bits_per_second = rate_bits_per_second;
+  uplink.burst_bytes = burst_bytes;
+  return {{0, uplink}};
+}
+
 TEST(Transport, ShapedUplinkPacesTheTransfer) {
   // 4 MiB over a 100 mbit uplink with a 32 KiB bucket cannot arrive sooner than
   // (size - burst) / rate = 0.333 s after it was sent.
   trace::Timeline timeline;
-  LinkSpec uplink;
-  uplink.rate_bits_per_second = 100e6;
-  uplink.burst_bytes = 32 << 10;
   const bool device = world_rank() == 1;
-  Transport transport(MPI_COMM_WORLD, timeline, device ? std::map<int, LinkSpec>{{0, uplink}}
-                                                       : std::map<int, LinkSpec>{});
+  Transport transport(MPI_COMM_WORLD, timeline, device_uplink(100e6));
   constexpr std::size_t kBytes = 4 << 20;
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = std::chrono::steady_clock::now();
@@ -145,12 +150,8 @@ TEST(Transport, ShapedUplinkPacesTheTransfer) {
 TEST(Transport, UnshapedSendsPassTheLink) {
   // The same 4 MiB past a 10 mbit uplink (3.3 s if shaped): no token bucket, no pacing.
   trace::Timeline timeline;
-  LinkSpec uplink;
-  uplink.rate_bits_per_second = 10e6;
-  uplink.burst_bytes = 32 << 10;
   const bool device = world_rank() == 1;
-  Transport transport(MPI_COMM_WORLD, timeline, device ? std::map<int, LinkSpec>{{0, uplink}}
-                                                       : std::map<int, LinkSpec>{});
+  Transport transport(MPI_COMM_WORLD, timeline, device_uplink(10e6));
   constexpr std::size_t kBytes = 4 << 20;
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = std::chrono::steady_clock::now();
@@ -170,12 +171,8 @@ TEST(Transport, ProgressesWhileTheSenderComputes) {
   // computes for 2 s without calling MPI. The communication thread must move the data
   // meanwhile: the server has it long before the computation ends.
   trace::Timeline timeline;
-  LinkSpec uplink;
-  uplink.rate_bits_per_second = 1e9;
-  uplink.burst_bytes = 64 << 10;
   const bool device = world_rank() == 1;
-  Transport transport(MPI_COMM_WORLD, timeline, device ? std::map<int, LinkSpec>{{0, uplink}}
-                                                       : std::map<int, LinkSpec>{});
+  Transport transport(MPI_COMM_WORLD, timeline, device_uplink(1e9, 64 << 10));
   constexpr std::size_t kBytes = 32 << 20;
   RecvHandle incoming;
   if (world_rank() == 0) incoming = transport.post_recv(1, MessageKind::activation);
