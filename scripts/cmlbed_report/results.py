@@ -10,7 +10,7 @@ from .errors import ReportError
 
 class Run:
     """A results file, read completely (files of short runs are small; a long run's
-    events fit in memory as well: 42 bytes per event)."""
+    events fit in memory as well: 43 bytes per event)."""
 
     def __init__(self, path):
         self.path = path
@@ -91,22 +91,18 @@ class Run:
     def per_rank(self, name):
         """A per-rank column as a float (rounds x mpi_size) array; None when the file
         lacks it (written by an older cmlbed)."""
-        if not self.has_column(name):
-            return None
-        values = self.rounds[name]
-        if values.ndim != 2:
-            raise ReportError("%s: /rounds column %r holds one value per round, expected one "
-                              "per rank" % (self.path, name))
-        return values.astype(float)
+        return self._column(name, 2, "one value per round, expected one per rank")
 
     def scalar(self, name):
         """A one-value-per-round column as a float array; None when the file lacks it."""
+        return self._column(name, 1, "one value per rank, expected one per round")
+
+    def _column(self, name, ndim, mismatch):
         if not self.has_column(name):
             return None
         values = self.rounds[name]
-        if values.ndim != 1:
-            raise ReportError("%s: /rounds column %r holds one value per rank, expected one "
-                              "per round" % (self.path, name))
+        if values.ndim != ndim:
+            raise ReportError("%s: /rounds column %r holds %s" % (self.path, name, mismatch))
         return values.astype(float)
 
     # --- events ----------------------------------------------------------------------
