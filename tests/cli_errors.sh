@@ -64,6 +64,11 @@ echo x >"$work/plain"
 expect 2 "output.file '$work/plain/dir/t.h5': '$work/plain' is not a directory" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file="$work/plain/dir/t.h5"
 expect 2 "adasplit is not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=adasplit --output.file="$work/p.h5"
 [[ ! -e "$work/p.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a refused run left a file"; }
+# Data that cannot be split across the devices is a configuration error too, found
+# before any file is written: in a plan for many ranks and in a real run.
+expect 2 "cannot give each of 99999 devices" "$cmlbed" run --config "$source_dir/configs/quickstart/pipar.ini" --dry-run --ranks 100000
+expect 2 "cannot give each of 2 devices" "${mpi[@]}" 3 "$cmlbed" run --data.dataset=synthetic --data.synthetic_train=1 --model.name=lenet --output.file="$work/split.h5"
+[[ ! -e "$work/split.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a run refused for its data left a file"; }
 
 # Under mpirun with several ranks: still one message, from rank 0, status 2.
 expect 2 "model.split = 9 is beyond" "${mpi[@]}" 4 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9

@@ -844,5 +844,31 @@ TEST_F(ResultsFileTest, KilledWriterLeavesEveryFlushedRoundReadable) {
   }
 }
 
+// A writer killed right after creating the file (before any round) leaves a file that
+// opens, with its run metadata and empty tables.
+TEST_F(ResultsFileTest, WriterKilledBeforeTheFirstRoundLeavesAReadableFile) {
+  const std::string path = file("killed_early.h5");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0) << "fork failed";
+  if (child == 0) {
+    try {
+      ResultsFile results(path, false, sample_run_info());
+      std::raise(SIGKILL);
+    } catch (...) {
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "exit status " << status;
+  EXPECT_TRUE(ResultsFile::read_rounds(path).empty());
+  EXPECT_TRUE(ResultsFile::read_events(path, 0).empty());
+  EXPECT_EQ(ResultsFile::read_string_attribute(path, "method"), "fl");
+  EXPECT_FALSE(ResultsFile::read_string_attribute(path, "config").empty());
+  if (is_executable("/usr/bin/h5dump")) {
+    EXPECT_EQ(run_shell("/usr/bin/h5dump '" + path + "' > /dev/null"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace cmlbed::trace

@@ -162,11 +162,21 @@ int run_command(int argc, char** argv) {
   }
 
   if (args.dry_run) {
-    if (is_server) print_run_plan(*config, ranks - 1, std::cout);
+    if (!is_server) return 0;
+    try {
+      print_run_plan(*config, ranks - 1, std::cout);
+    } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
+      std::cerr << "cmlbed: error: " << e.what() << "\n";
+      return 2;
+    }
     return 0;
   }
   try {
     return train::run_experiment(*config, mpi, config->text("output.file"), started);
+  } catch (const ConfigError& e) {
+    // Found by every rank alike before any work (agreed): no abort needed.
+    if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     // One rank failed while the others may be blocked waiting for it: report and take
     // the whole job down. Rank 0 has flushed every completed round to the results file.

@@ -517,6 +517,9 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   impl->summary =
       owned<GroupHandle>(H5Gcreate2(file, "/summary", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                          "H5Gcreate2('/summary' in " + where + ")");
+  // On disk at once: a run that dies before its first round leaves a readable file with
+  // its metadata and zero rounds (without this, 96 bytes h5py cannot open).
+  check(H5Fflush(file, H5F_SCOPE_GLOBAL), "H5Fflush(" + where + ", after creating it)");
   impl_ = std::move(impl);
 }
 

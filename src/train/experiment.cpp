@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <ctime>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
+#include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
@@ -69,6 +74,19 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
       static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
 
+  // The method first (it loads and partitions the data), before any file exists: data
+  // that cannot be split as configured (more devices than samples, say) is a
+  // configuration error, which every rank meets alike and reports as one (exit 2).
+  std::unique_ptr<Method> method;
+  std::optional<std::string> error;
+  try {
+    method = make_method(config, rank, devices);
+  } catch (const std::invalid_argument& e) {
+    error = e.what();
+  }
+  error = net::agree_on_error(error, control.get());
+  if (error) throw ConfigError(*error);
+
   const net::ClockEstimate clock = net::synchronize_clocks(control.get());
   trace::Timeline timeline(clock.offset_ns);
   timeline.set_enabled(config.flag("output.timeline"));
@@ -81,7 +99,6 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                     run_info(config, started, mpi.size(), std::move(hosts), clocks));
   }
   net::Transport transport(MPI_COMM_WORLD, timeline, outgoing_links(config, rank, devices));
-  std::unique_ptr<Method> method = make_method(config, rank, devices);
 
   const int rounds = static_cast<int>(config.integer("experiment.rounds"));
   const EvaluationScope scope = evaluation_scope(config.text("evaluation.scope"));
