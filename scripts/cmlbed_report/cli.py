@@ -110,11 +110,17 @@ def run(args):
     from .results import load_runs, Run
 
     if args.command == "summary":
-        runs = load_runs(args.files)
+        runs = load_runs(args.files, allow_empty=True)
         for r in runs:
-            if not r.complete:
+            if len(r.rounds) == 0:
+                print("cmlbed-report: note: %s holds 0 of %d rounds (the run stopped before its "
+                      "first round ended); left out" % (r.path, r.configured_rounds), file=sys.stderr)
+            elif not r.complete:
                 print("cmlbed-report: note: %s is incomplete: %d of %d rounds (summarising "
                       "those)" % (r.path, len(r.rounds), r.configured_rounds), file=sys.stderr)
+        runs = [r for r in runs if len(r.rounds) > 0]
+        if not runs:
+            load_runs(args.files)  # raises: no file holds a completed round
         rows = summary.compare(runs, args.baseline)
         for path in (args.csv, args.rounds_csv, args.markdown):
             if path:
@@ -138,7 +144,7 @@ def run(args):
         timeline.draw(load_runs(args.files), args.output, args.rounds, args.title)
     elif args.command == "perfetto":
         try:
-            document = perfetto.write_trace(Run(args.file), args.output)
+            document = perfetto.write_trace(load_runs([args.file])[0], args.output)
         except OSError as e:
             raise ReportError("cannot write %s: %s" % (args.output, e.strerror or e))
         print("%s: %d trace events" % (args.output, len(document["traceEvents"])))

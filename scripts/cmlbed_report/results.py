@@ -38,9 +38,6 @@ class Run:
         if not self.has_events:
             self.rounds["busy_s"] = float("nan")
             self.rounds["idle_s"] = float("nan")
-        if len(self.rounds) == 0:
-            raise ReportError("%s holds no completed round (the run stopped before its first "
-                              "round ended)" % path)
 
     # --- configuration -------------------------------------------------------------
     def option(self, key, device=None):
@@ -57,6 +54,11 @@ class Run:
     @property
     def configured_rounds(self):
         return int(self.option("experiment.rounds") or 0)
+
+    def require_rounds(self):
+        if len(self.rounds) == 0:
+            raise ReportError("%s holds no completed round: 0 of %d rounds (the run stopped "
+                              "before its first round ended)" % (self.path, self.configured_rounds))
 
     @property
     def complete(self):
@@ -168,7 +170,13 @@ def _parse_config(text, path):
     return parser
 
 
-def load_runs(paths):
+def load_runs(paths, allow_empty=False):
+    """The runs of `paths`. A file without a completed round is an error unless
+    allow_empty (then the caller says so and leaves it out)."""
     if not paths:
         raise ReportError("no results file given")
-    return [Run(p) for p in paths]
+    runs = [Run(p) for p in paths]
+    if not allow_empty:
+        for run in runs:
+            run.require_rounds()
+    return runs

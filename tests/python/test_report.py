@@ -369,3 +369,14 @@ def test_the_main_jobs_report_command(runs_dir, tmp_path):
     for name in ("fl-20mbit", "sfl-20mbit", "pipar-20mbit"):
         assert "\n%s (" % name in out
     assert "## Idle causes" in (tmp_path / "s.md").read_text()
+
+
+def test_summary_names_runs_that_stopped_before_their_first_round(stopped_run, runs_dir, cli):
+    """A file with zero rounds (valid from its first byte) is left out of the summary with
+    a note saying '0 of R rounds'; alone it is an error that says the same."""
+    status, out, err = cli("summary", "--brief", stopped_run, runs_dir / "fl-20mbit.h5")
+    assert status == 0, err
+    assert "0 of 2 rounds" in err and "left out" in err, err
+    assert "fl-20mbit" in out and "stopped" not in out, out
+    status, out, err = cli("summary", stopped_run)
+    assert status == 1 and "0 of 2 rounds" in err and "Traceback" not in err, err
