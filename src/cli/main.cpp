@@ -2,6 +2,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/version.hpp"
 #include "commands.hpp"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     std::cout << "cmlbed " << cmlbed::kVersion << " (git " << cmlbed::kGitRevision << ")\n";
     return 0;
   }
+  cmlbed::install_interrupt_handlers();
   try {
     if (std::strcmp(command, "info") == 0) return cmlbed::cli::info_command(argc - 1, argv + 1);
     if (std::strcmp(command, "run") == 0) return cmlbed::cli::run_command(argc - 1, argv + 1);

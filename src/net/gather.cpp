@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/wait_politely.hpp"
 
 namespace cmlbed::net {
 namespace {
@@ -72,6 +73,14 @@ std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm) {
   std::vector<std::int64_t> all(comm_rank(comm) == 0 ? comm_size(comm) : 0);
   CMLBED_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, comm));
   return all;
+}
+
+int max_over_ranks(int mine, MPI_Comm comm) {
+  int largest = 0;
+  MPI_Request request;
+  CMLBED_MPI_CHECK(MPI_Iallreduce(&mine, &largest, 1, MPI_INT, MPI_MAX, comm, &request));
+  wait_politely(request);
+  return largest;
 }
 
 std::vector<std::string> gather_host_names(MPI_Comm comm) {

@@ -568,6 +568,15 @@ void ResultsFile::set_summary(const std::vector<std::pair<std::string, double>>&
   }
 }
 
+void ResultsFile::mark_interrupted(const std::string& signal, int rounds_complete) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  write_string_attribute(file, "interrupted", signal, impl.where());
+  const std::int32_t complete = rounds_complete;
+  write_attribute(file, "rounds_complete", H5T_NATIVE_INT32, scalar_space(), &complete, impl.where());
+}
+
 void ResultsFile::write_model(const std::string& name, const std::vector<float>& weights) {
   Impl& impl = open_impl();
   hdf5::silence_error_printing();

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
@@ -111,29 +112,56 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
   const std::int64_t run_start = timeline.now_ns();
+  int stopped_by = 0;       // the signal all ranks agreed to stop for (SIGTERM, SIGINT)
+  int stopped_in = rounds;  // the round it stopped (was not recorded)
+  bool mid_round = false;   // stopped inside the round, or at its start
   for (int round = 0; round < rounds; ++round) {
     RoundContext context = context_template;
     context.round = round;
     flops = 0;
-    // Ranks that wait for the server (writing the last round) sleep, then meet in a
-    // plain barrier: all are there by then, so it spins for microseconds and lets them
-    // leave together (the polite one alone lets them trail by up to its 1 ms backoff).
-    net::barrier_politely(control.get());
+    // A round boundary is a safe point: the ranks agree whether any was asked to stop.
+    // Ranks that wait for the server (writing the last round) sleep in this agreement,
+    // then meet in a plain barrier: all are there by then, so it spins for microseconds
+    // and lets them leave together (the polite wait alone lets them trail by up to its
+    // 1 ms backoff).
+    if ((stopped_by = net::max_over_ranks(interrupt_signal(), control.get())) != 0) {
+      stopped_in = round;
+      break;
+    }
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
     const std::int64_t start = timeline.now_ns();
-    method->run_round(context);
+    int broken_by = 0;
+    try {
+      method->run_round(context);
+    } catch (const Interrupted& stop) {
+      broken_by = stop.signal();  // unwound at a safe point inside the round
+    }
+    const std::int64_t end = timeline.now_ns();
+    // Whether every rank finished the round: a round one rank broke off is not recorded
+    // (the peers it left blocked were asked to stop too: mpirun signals every rank).
+    if ((stopped_by = net::max_over_ranks(broken_by, control.get())) != 0) {
+      stopped_in = round;
+      mid_round = true;
+      break;
+    }
     // The round spans from the first rank leaving the barrier to the last one done
     // training. Evaluation comes after it, on every rank: it is on the timeline (kind
     // evaluate) but not in the round's wall, busy or idle time or FLOPs, which measure
     // training alone.
     const auto starts = net::gather_int64(start, control.get());
-    const auto ends = net::gather_int64(timeline.now_ns(), control.get());
+    const auto ends = net::gather_int64(end, control.get());
     const auto round_flops = net::gather_doubles({flops}, control.get());
     // The server's counters before any evaluation traffic (for output.timeline = false;
     // a send still completing is counted with the next round).
     const net::TransportStats moved = transport.stats();
     const std::int64_t evaluation_start = timeline.now_ns();
-    const std::optional<Evaluation> evaluation = method->evaluate(context);
+    std::optional<Evaluation> evaluation;
+    try {
+      evaluation = method->evaluate(context);
+    } catch (const Interrupted&) {
+      // A stop asked for during the evaluation: the round is complete, its score is not
+      // (NaN); the run stops at the next round boundary.
+    }
     // Ranks that scored nothing wait here without spinning a core, which the ones still
     // evaluating need (MPI_Gather would spin).
     net::barrier_politely(control.get());
@@ -167,6 +195,21 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                                  static_cast<double>(timeline.now_ns() - run_start) * 1e-9)
                 << std::endl;
     }
+  }
+  if (stopped_by != 0) {
+    // Every completed round is in the file already (flushed as it ended).
+    if (is_server) {
+      results->mark_interrupted(signal_name(stopped_by), stopped_in);
+      results->close();
+      std::cerr << "cmlbed: interrupted by " << signal_name(stopped_by) << (mid_round ? " during" : " before")
+                << " round " << stopped_in + 1
+                << " of " << rounds << "; " << output_file << " keeps "
+                << (stopped_in == 0   ? std::string("no round")
+                    : stopped_in == 1 ? std::string("round 1")
+                                      : "rounds 1-" + std::to_string(stopped_in))
+                << std::endl;
+    }
+    return 128 + stopped_by;
   }
   if (is_server) {
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);

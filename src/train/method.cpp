@@ -1,10 +1,12 @@
 #include "cmlbed/train/method.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <vector>
 
+#include "cmlbed/base/interrupt.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -17,10 +19,31 @@ trace::Event wait_event(const RoundContext& context, int peer, net::MessageKind 
   return event;
 }
 
+// Calls `attempt(slice)`, a wait of at most `slice` that says whether it got what it
+// waited for, until it does (true) or `deadline` passes (false). Between slices it looks
+// for a stop request (SIGTERM, SIGINT) and throws Interrupted: a rank blocked on a
+// peer that has stopped must not wait out the whole timeout.
+template <typename Attempt>
+bool wait_interruptibly(std::chrono::steady_clock::time_point deadline, Attempt attempt) {
+  while (true) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    const auto slice = std::max<std::chrono::steady_clock::duration>(
+        std::chrono::steady_clock::duration::zero(), std::min<std::chrono::steady_clock::duration>(kInterruptCheck, left));
+    if (attempt(slice)) return true;
+    throw_if_interrupted();
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+  }
+}
+
+std::chrono::steady_clock::time_point timeout_from_now(const RoundContext& context) {
+  return std::chrono::steady_clock::now() + context.timeout;
+}
+
 }  // namespace
 
 trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind, int batch,
                                      int micro_batch, double flops) {
+  throw_if_interrupted();  // a safe point: nothing of the stage has run yet
   context.flops += flops;
   return trace::Timeline::Scope(context.timeline, trace::compute_event(kind, context.round, batch, micro_batch),
                                 context.slowdown);
@@ -60,8 +83,13 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
                                       [](const net::RecvHandle& handle) { return handle.ready(); });
     const std::int64_t wait_start = context.timeline.now_ns();
     // Of several complete receives, wait_any gives the earliest: arrival order.
-    const auto ready = net::wait_any(waiting, std::chrono::steady_clock::now() + context.timeout);
-    if (!ready) throw timeout_error(context, devices.front(), stage);
+    std::optional<std::size_t> ready;
+    if (!wait_interruptibly(timeout_from_now(context), [&](auto slice) {
+          ready = net::wait_any(waiting, std::chrono::steady_clock::now() + slice);
+          return ready.has_value();
+        })) {
+      throw timeout_error(context, devices.front(), stage);
+    }
     const std::size_t i = *ready;
     const int device = devices[i];
     if (blocked) {
@@ -85,11 +113,15 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
 net::Message receive_or_throw(net::RecvHandle& handle, const RoundContext& context, int peer,
                               const char* stage) {
   std::optional<net::Message> message;
+  const auto receive = [&](auto slice) {
+    message = handle.wait_for(slice);
+    return message.has_value();
+  };
   if (handle.ready()) {
-    message = handle.wait_for(context.timeout);
+    receive(std::chrono::nanoseconds::zero());
   } else {
     trace::Timeline::Scope waiting(context.timeline, wait_event(context, peer, handle.kind()));
-    message = handle.wait_for(context.timeout);
+    wait_interruptibly(timeout_from_now(context), receive);
   }
   if (!message) throw timeout_error(context, peer, stage);
   return std::move(*message);
@@ -99,7 +131,9 @@ void wait_or_throw(const net::SendHandle& handle, const RoundContext& context, i
                    const char* stage) {
   if (handle.done()) return;
   trace::Timeline::Scope waiting(context.timeline, wait_event(context, peer, handle.kind()));
-  if (!handle.wait_for(context.timeout)) throw timeout_error(context, peer, stage);
+  if (!wait_interruptibly(timeout_from_now(context), [&](auto slice) { return handle.wait_for(slice); })) {
+    throw timeout_error(context, peer, stage);
+  }
 }
 
 }  // namespace cmlbed::train

@@ -20,6 +20,10 @@ std::vector<std::int64_t> gather_int64(std::int64_t mine, MPI_Comm comm);
 // Every rank's doubles (any length), at rank 0 (index = rank); others get nothing.
 std::vector<std::vector<double>> gather_doubles(const std::vector<double>& mine, MPI_Comm comm);
 
+// The largest of every rank's values, on every rank; waits without spinning a core
+// (MPI_Iallreduce driven by wait_politely).
+int max_over_ranks(int mine, MPI_Comm comm);
+
 // Every rank's host name, at rank 0.
 std::vector<std::string> gather_host_names(MPI_Comm comm);
 

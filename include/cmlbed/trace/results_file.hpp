@@ -64,6 +64,10 @@ class ResultsFile {
   // the same name; attributes not named stay as they are.
   void set_summary(const std::vector<std::pair<std::string, double>>& values);
 
+  // Marks a run stopped by a signal: root attributes `interrupted` (the signal's name)
+  // and `rounds_complete` (how many rounds the file holds and the run finished).
+  void mark_interrupted(const std::string& signal, int rounds_complete);
+
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 
