@@ -16,14 +16,15 @@ run=(--experiment.method=pipar --data.dataset=synthetic --data.synthetic_train=1
      --devices.slowdown=30 --experiment.rounds=6)
 
 # interrupt NAME WAIT_FOR: starts the run, sends SIGTERM to mpirun once stdout shows
-# WAIT_FOR (empty: after 1 s), and checks the run's end.
+# WAIT_FOR (empty: once the results file exists, i.e. the ranks are up and round 1 is
+# about to start), and checks the run's end.
 interrupt() {
   local name=$1 wait_for=$2 file="$work/$1.h5"
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${run[@]}" --output.file="$file" \
     >"$work/$name.out" 2>"$work/$name.err" &
   local pid=$! waited=0
   while (( waited < 600 )); do
-    if [[ -z $wait_for ]]; then (( waited >= 10 )) && break
+    if [[ -z $wait_for ]]; then [[ -e $file ]] && break
     elif grep -q "$wait_for" "$work/$name.out"; then break; fi
     sleep 0.1; waited=$((waited + 1))
   done
@@ -48,7 +49,7 @@ with h5py.File(sys.argv[1], "r") as f:
 PY
 }
 
-interrupt early ""             # during round 1 (or before it)
+interrupt early ""             # in round 1 (or just before it)
 interrupt later "round 1/6"    # after round 1 was written
 grep -q "keeps round 1\b\|keeps rounds 1-" "$work/later.err" || fail "later: the line does not say which rounds are kept"
 
