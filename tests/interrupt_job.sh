@@ -25,7 +25,7 @@ interrupt() {
   local pid=$! waited=0
   while (( waited < 600 )); do
     if [[ -z $wait_for ]]; then [[ -e $file ]] && break
-    elif grep -q "$wait_for" "$work/$name.out"; then break; fi
+    elif grep -q "$wait_for" "$work/$name.out" 2>/dev/null; then break; fi
     sleep 0.1; waited=$((waited + 1))
   done
   local sent=$SECONDS
