@@ -14,8 +14,8 @@ Outbox::Outbox(MPI_Comm comm, const std::map<int, LinkSpec>& links, std::int64_t
   for (const auto& [peer, spec] : links) links_.emplace(peer, Link(spec, start_ns));
 }
 
-std::int64_t Outbox::chunk_bytes(int peer) const {
-  const auto link = links_.find(peer);
+std::int64_t Outbox::chunk_bytes(int peer, bool unshaped) const {
+  const auto link = unshaped ? links_.end() : links_.find(peer);
   return static_cast<std::int64_t>(link == links_.end() ? Link::kUnshapedChunkBytes
                                                         : link->second.max_chunk_bytes());
 }

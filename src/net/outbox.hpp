@@ -24,8 +24,9 @@ class Outbox {
   Outbox(MPI_Comm comm, const std::map<int, LinkSpec>& links, std::int64_t start_ns,
          RequestEngine& engine, std::function<void(const TransferState&)> on_sent);
 
-  // The chunk size towards `peer` (const: safe from the caller's thread); -1 = unshaped.
-  std::int64_t chunk_bytes(int peer) const;
+  // The chunk size towards `peer`, past its link when `unshaped` (const: safe from the
+  // caller's thread).
+  std::int64_t chunk_bytes(int peer, bool unshaped) const;
   // Cuts the message into chunks and books each on the link now, so chunk departures
   // follow the token bucket with absolute deadlines (no drift from chained sleeps).
   void schedule(const std::shared_ptr<TransferState>& state, std::int64_t now_ns);

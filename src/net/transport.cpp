@@ -63,7 +63,7 @@ class Transport::Impl {
     state->unshaped = unshaped;
     state->t_start_ns = timeline_.now_ns();
     header.bytes = static_cast<std::int64_t>(payload.size());
-    header.chunk_bytes = outbox_.chunk_bytes(unshaped ? -1 : peer);
+    header.chunk_bytes = outbox_.chunk_bytes(peer, unshaped);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       throw_if_failed();

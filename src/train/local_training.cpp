@@ -112,14 +112,15 @@ ClassScores score_by_class(model::ModelPart& device_part, model::ModelPart& serv
     const torch::Tensor losses = torch::nn::functional::cross_entropy(
         logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
     const torch::Tensor hits = logits.argmax(1).eq(labels);
-    const auto* label = labels.data_ptr<std::int64_t>();
     const auto loss = losses.to(torch::kFloat64).contiguous();
     const auto hit = hits.to(torch::kInt64).contiguous();
+    const double* sample_loss = loss.data_ptr<double>();
+    const std::int64_t* sample_hit = hit.data_ptr<std::int64_t>();
     for (std::size_t i = 0; i < indices.size(); ++i) {
-      const auto c = static_cast<std::size_t>(label[i]);
+      const std::size_t c = test.labels[indices[i]];
       ++scores.samples[c];
-      scores.correct[c] += hit.data_ptr<std::int64_t>()[i];
-      scores.loss[c] += loss.data_ptr<double>()[i];
+      scores.correct[c] += sample_hit[i];
+      scores.loss[c] += sample_loss[i];
     }
   }
   device_part.train();
