@@ -62,7 +62,9 @@ expect 2 "jitter" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --netw
 # Missing directories of output.file are created, but not under a file.
 echo x >"$work/plain"
 expect 2 "output.file '$work/plain/dir/t.h5': '$work/plain' is not a directory" "${mpi[@]}" 2 "$cmlbed" run --experiment.method=transfer --output.file="$work/plain/dir/t.h5"
-expect 2 "adasplit is not available in this build" "${mpi[@]}" 2 "$cmlbed" run "${synthetic[@]}" --experiment.method=adasplit --output.file="$work/p.h5"
+expect 2 "adasplit.selected = 3 is more than the 2 device(s)" "${mpi[@]}" 3 "$cmlbed" run "${synthetic[@]}" --experiment.method=adasplit --output.file="$work/p.h5"
+expect 2 "model.split = 0: experiment.method = adasplit needs layers on both sides" "$cmlbed" run --dry-run --ranks 4 "${synthetic[@]}" --experiment.method=adasplit --model.split=0
+expect 2 "adasplit trains one server part for every device" "$cmlbed" run --dry-run --ranks 4 "${synthetic[@]}" --experiment.method=adasplit --device.2.split=3
 [[ ! -e "$work/p.h5" ]] || { failures=$((failures + 1)); echo "FAIL: a refused run left a file"; }
 # Data that cannot be split across the devices is a configuration error too, found
 # before any file is written: in a plan for many ranks and in a real run.

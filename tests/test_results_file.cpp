@@ -140,6 +140,7 @@ RoundRecord make_round(int round, int ranks = kRanks) {
     // The server has no score; the last device is scored only in odd rounds.
     const bool scored = rank > 0 && (rank < ranks - 1 || round % 2 == 1);
     record.device_accuracy.push_back(scored ? 0.5 + 0.01 * rank + 0.001 * round : nan);
+    record.mask_sparsity.push_back(rank == 0 ? nan : 0.125 * rank + 0.01 * round);
   }
   return record;
 }
@@ -410,13 +411,13 @@ TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
             (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
                                       "bytes_down", "test_loss", "test_accuracy", "busy_s",
                                       "idle_s", "messages_up", "messages_down", "flops",
-                                      "device_accuracy"}));
+                                      "device_accuracy", "mask_sparsity"}));
   for (const char* int64 : {"t_start_ns", "t_end_ns", "bytes_up", "bytes_down", "messages_up",
                             "messages_down"}) {
     const DatatypeHandle member = member_type(type.get(), int64);
     EXPECT_GT(H5Tequal(member.get(), H5T_NATIVE_INT64), 0) << int64;
   }
-  for (const char* name : {"busy_s", "idle_s", "flops", "device_accuracy"}) {
+  for (const char* name : {"busy_s", "idle_s", "flops", "device_accuracy", "mask_sparsity"}) {
     const DatatypeHandle member = member_type(type.get(), name);
     ASSERT_EQ(H5Tget_class(member.get()), H5T_ARRAY) << name;
     ASSERT_EQ(H5Tget_array_ndims(member.get()), 1) << name;
@@ -590,6 +591,7 @@ TEST_F(ResultsFileTest, FilesOfTheOlderLayoutStillRead) {
     expected.messages_down = 0;
     expected.flops.assign(kRanks, nan);  // ... and missing float64 columns as NaN per rank
     expected.device_accuracy.assign(kRanks, nan);
+    expected.mask_sparsity.assign(kRanks, nan);
     expect_same_round(expected, rounds[index]);
   }
 }

@@ -40,7 +40,7 @@ TEST(ResultsRoundColumns, OlderColumnsKeepTheirOrderAndNewOnesFollow) {
             (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
                                       "bytes_down", "test_loss", "test_accuracy", "busy_s",
                                       "idle_s", "messages_up", "messages_down", "flops",
-                                      "device_accuracy"}));
+                                      "device_accuracy", "mask_sparsity"}));
   const std::vector<std::string> names = column_names();
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size())
       << "names are unique: HDF5 matches members by name";

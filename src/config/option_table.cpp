@@ -126,6 +126,36 @@ std::vector<OptionSpec> build_table() {
                      "micro-batches each mini-batch is cut into (pipar only)"),
               1, 65536),
 
+      // [adasplit] (docs/adasplit.md)
+      bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",
+                     "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
+                     "phase, where devices train alone on their contrastive loss and send "
+                     "nothing"),
+              0, 1),
+      bounded(option("adasplit.selected", T::integer, "3", "devices",
+                     "eta: devices the orchestrator picks per iteration of the global phase "
+                     "(at most the number of devices)"),
+              1, 1 << 20),
+      choice("adasplit.orchestrator", "ucb", {"ucb", "random", "all"},
+             "ucb: discounted UCB on the devices' server loss; random: eta uniformly; "
+             "all: every device every iteration (no orchestrator)"),
+      bounded(option("adasplit.discount", T::real, "0.75", "gamma",
+                     "discount of the UCB orchestrator's loss and selection history"),
+              1e-9, 1),
+      bounded(option("adasplit.temperature", T::real, "0.07", "",
+                     "temperature of the devices' supervised NT-Xent loss"),
+              1e-6, 100),
+      bounded(option("adasplit.l1", T::real, "1e-4", "lambda",
+                     "weight of the L1 term sum(sigmoid(M_d)) on the server's per-device masks"),
+              0, 1e6),
+      bounded(option("adasplit.embedding_dim", T::integer, "64", "features",
+                     "output size of the devices' projection head"),
+              1, 1 << 16),
+      bounded(option("adasplit.head_channels", T::integer, "128", "channels",
+                     "hidden width of the projection head (1x1 convolution, or linear for a "
+                     "flat activation)"),
+              1, 1 << 16),
+
       // [network]: defaults for every device, overridable in [device.K]
       per_device(option("network.uplink_rate", T::rate, "", "tc rate",
                         "device->server rate, e.g. 10mbit (bits/s) or 2mbps (BYTES/s); "

@@ -41,12 +41,24 @@ void validate_model(const Config& config, int devices) {
     throw ConfigError("model.name = " + options.name + " with data.dataset = " +
                       config.text("data.dataset") + ": " + e.what());
   }
+  const std::string method = config.text("experiment.method");
+  if (method == "adasplit") {
+    // One server part serves every device (through its masks), and each side needs a
+    // part: the devices' head reads the device part's output, the server trains layers.
+    require(config.integer("model.split") >= 1 &&
+                config.integer("model.split") < static_cast<std::int64_t>(layers),
+            option_value(config, "model.split") +
+                ": experiment.method = adasplit needs layers on both sides; allowed: 1.." +
+                std::to_string(layers - 1));
+  }
   for (int device = 0; device <= devices; ++device) {
-    require(config.text("experiment.method") != "sl" ||
+    require((method != "sl" && method != "adasplit") ||
                 config.integer("model.split", device) == config.integer("model.split"),
             option_value(config, "model.split", device) +
-                ": experiment.method = sl hands one device part from device to device, so every "
-                "device needs the same split (model.split = " + config.text("model.split") + ")");
+                ": experiment.method = " + method +
+                (method == "sl" ? " hands one device part from device to device"
+                                : " trains one server part for every device") +
+                ", so every device needs the same split (model.split = " + config.text("model.split") + ")");
     require(config.integer("model.split", device) <= static_cast<std::int64_t>(layers),
             option_value(config, "model.split", device) + " is beyond the " +
                 std::to_string(layers) + " layers of " + options.name + "; allowed: 0.." +
@@ -63,6 +75,13 @@ void validate_training(const Config& config) {
   require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
           "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
           "one of them above 0");
+}
+
+void validate_adasplit(const Config& config, int devices) {
+  if (config.text("experiment.method") != "adasplit") return;
+  require(config.integer("adasplit.selected") <= devices,
+          option_value(config, "adasplit.selected") + " is more than the " + std::to_string(devices) +
+              " device(s); allowed: 1.." + std::to_string(devices) + " devices per iteration");
 }
 
 void validate_partition(const Config& config, int devices) {
@@ -133,6 +152,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   validate_links(config, devices);
   if (check_output) validate_output(config);
   validate_training(config);
+  validate_adasplit(config, devices);
   validate_partition(config, devices);
   validate_data_files(config);
   validate_model(config, devices);

@@ -23,6 +23,7 @@ const std::vector<RoundColumn>& round_columns() {
       {"messages_down", &R::messages_down, "", "messages server -> devices"},
       {"flops", &R::flops, "FLOP", "floating-point operations of each rank's training"},
       {"device_accuracy", &R::device_accuracy, "", "each device's accuracy, NaN for the server"},
+      {"mask_sparsity", &R::mask_sparsity, "", "adasplit: share of each device's server-mask entries below 0.5"},
   };
   return columns;
 }

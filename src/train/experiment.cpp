@@ -183,6 +183,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     std::vector<Evaluation> per_rank;
     for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
     measures.evaluation = merge_evaluations(per_rank);
+    measures.mask_sparsity = method->mask_sparsity();
     records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
                                         *std::max_element(ends.begin(), ends.end()), events,
                                         config.flag("output.timeline"), measures));

@@ -26,7 +26,11 @@ TrainingSettings training_settings(const Config& config) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module,
                                                         const TrainingSettings& s) {
-  auto parameters = module.parameters();
+  return make_optimizer(module.parameters(), s);
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(std::vector<torch::Tensor> parameters,
+                                                        const TrainingSettings& s) {
   if (parameters.empty()) return nullptr;
   if (s.optimizer == "adam") {
     return std::make_unique<torch::optim::Adam>(

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "cmlbed/config/config_error.hpp"
+#include "adasplit.hpp"
 #include "federated_averaging.hpp"
 #include "split_learning.hpp"
 #include "transfer_method.hpp"
@@ -36,6 +37,7 @@ const std::vector<Registered>& registry() {
       {"sl", split(SplitSchedule::sl)},
       {"sfl", split(SplitSchedule::sfl)},
       {"pipar", split(SplitSchedule::pipar)},
+      {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };
   return methods;

@@ -72,6 +72,12 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
   }
   record.flops = measures.flops;
   record.device_accuracy.assign(events.size(), std::nan(""));
+  record.mask_sparsity.assign(events.size(), std::nan(""));
+  for (const auto& [device, sparsity] : measures.mask_sparsity) {
+    if (device > 0 && static_cast<std::size_t>(device) < events.size()) {
+      record.mask_sparsity[static_cast<std::size_t>(device)] = sparsity;
+    }
+  }
   const Evaluation& evaluation = measures.evaluation;
   std::optional<Score> test;
   if (measures.scope == EvaluationScope::per_device) {

@@ -70,6 +70,7 @@ struct RoundRecord {
   std::vector<double> idle_s;  // wall_s - busy_s
   std::vector<double> flops;   // floating-point operations the rank trained with (no evaluation)
   std::vector<double> device_accuracy;  // each device's accuracy; NaN for the server / no score
+  std::vector<double> mask_sparsity;    // adasplit: each device's server-mask sparsity; NaN elsewhere
 };
 
 }  // namespace cmlbed::trace

@@ -35,6 +35,8 @@ TrainingSettings training_settings(const Config& config);
 // nullptr for a module without parameters (an empty model part).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module,
                                                         const TrainingSettings& settings);
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(std::vector<torch::Tensor> parameters,
+                                                        const TrainingSettings& settings);
 
 // A device's share of the training set and the order it trains in: every round draws
 // full mini-batches from seeded reshuffles of the share (a fresh permutation per epoch),

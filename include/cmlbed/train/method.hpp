@@ -45,6 +45,9 @@ class Method {
   // On the server after the last round: named flat float32 weights to keep in the
   // results file (/model/<name>); nothing for methods without a model.
   virtual std::vector<std::pair<std::string, std::vector<float>>> final_state() { return {}; }
+  // On the server after each round, for methods whose server keeps a mask per device
+  // (adasplit): each device's share of mask entries with sigmoid below 0.5, by rank.
+  virtual std::map<int, double> mask_sparsity() const { return {}; }
 };
 
 // A compute stage of this rank: on the timeline as `kind` (lane compute), stretched to

@@ -2,6 +2,7 @@
 // Turns one round's events from every rank into the /rounds row, and prints progress
 // and the end-of-run summary on rank 0.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,6 +32,7 @@ struct RoundMeasures {
   // traffic, not counted in the round's bytes and messages.
   std::vector<std::int64_t> evaluation_start_ns;
   EvaluationScope scope = EvaluationScope::global;
+  std::map<int, double> mask_sparsity;  // by device rank (Method::mask_sparsity)
 };
 
 // Wall time is [start_ns, end_ns) in rank 0's time base; busy = union of each rank's

@@ -1,0 +1,283 @@
+#include "adasplit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cmlbed/train/tensor_codec.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+using trace::EventKind;
+
+// FLOPs per mask entry of the masked server, estimated from the elementwise work:
+// forward W * sigmoid(M) (sigmoid ~4, product 1) and the L1 term sum(sigmoid(M)) (~5);
+// backward the product's two gradients, sigmoid's derivative and the L1 term's (~8).
+constexpr double kMaskForwardFlops = 10;
+constexpr double kMaskBackwardFlops = 8;
+
+net::MessageHeader header_for(net::MessageKind kind, int round, int batch) {
+  net::MessageHeader header;
+  header.kind = kind;
+  header.round = round;
+  header.batch = batch;
+  header.micro_batch = 0;
+  header.micro_batches = 1;
+  return header;
+}
+
+// Each device's masks from their own seed, so device d's masks do not depend on how
+// many devices there are.
+std::uint64_t mask_seed(std::uint64_t seed, int device) {
+  return seed * 0x9E3779B97F4A7C15ULL + 0x3A5C0000ULL + static_cast<std::uint64_t>(device);
+}
+
+}  // namespace
+
+AdaSplitSettings adasplit_settings(const Config& config) {
+  AdaSplitSettings s;
+  const auto rounds = static_cast<double>(config.integer("experiment.rounds"));
+  // The small epsilon keeps e.g. 0.6 x 10 at 6 although 0.6 is not exact in binary.
+  s.local_rounds = static_cast<int>(std::floor(config.real("adasplit.local_fraction") * rounds + 1e-9));
+  s.selected = static_cast<int>(config.integer("adasplit.selected"));
+  s.policy = orchestrator_policy(config.text("adasplit.orchestrator"));
+  s.discount = config.real("adasplit.discount");
+  s.temperature = config.real("adasplit.temperature");
+  s.l1 = config.real("adasplit.l1");
+  s.embedding_dim = config.integer("adasplit.embedding_dim");
+  s.head_channels = config.integer("adasplit.head_channels");
+  return s;
+}
+
+AdaSplit::AdaSplit(const Config& config, int rank, int devices)
+    : rank_(rank), devices_(devices), settings_(training_settings(config)),
+      adasplit_(adasplit_settings(config)), data_(load_training_data(config, devices)),
+      split_(static_cast<std::size_t>(config.integer("model.split"))) {
+  const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
+  const std::size_t layers = stats.size();
+  if (split_ < 1 || split_ >= layers) {
+    throw std::invalid_argument("experiment.method = adasplit needs a device part and a server part: model.split = " +
+                                std::to_string(split_) + ", allowed 1.." + std::to_string(layers - 1));
+  }
+  if (rank == 0) {
+    server_part_ = std::make_unique<model::ModelPart>(settings_.model, split_, layers, settings_.seed);
+    server_optimizer_ = make_optimizer(*server_part_, settings_);
+    for (int device = 1; device <= devices; ++device) {
+      masks_.emplace_back(*server_part_, mask_seed(settings_.seed, device));
+      mask_optimizers_.push_back(make_optimizer(masks_.back().tensors(), settings_));
+    }
+    orchestrator_ = std::make_unique<Orchestrator>(adasplit_.policy, devices, adasplit_.selected,
+                                                   adasplit_.discount, settings_.seed);
+    // No gradient goes back, so the server part's input needs none.
+    server_cost_ = model::part_cost(stats, split_, layers, false);
+    device_shadow_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_, settings_.seed);
+  } else {
+    device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_, settings_.seed);
+    head_ = std::make_unique<ProjectionHead>(stats[split_ - 1].output_shape, adasplit_.head_channels,
+                                             adasplit_.embedding_dim, settings_.seed);
+    std::vector<torch::Tensor> parameters = device_part_->parameters();
+    for (const auto& p : head_->parameters()) parameters.push_back(p);
+    device_optimizer_ = make_optimizer(parameters, settings_);
+    device_cost_ = model::part_cost(stats, 0, split_, false);
+    head_parameters_ = head_->parameter_count();
+    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+                                              settings_.seed, rank);
+  }
+}
+
+std::int64_t AdaSplit::batches_of(int device) const {
+  return batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_);
+}
+
+void AdaSplit::run_round(const RoundContext& context) {
+  if (rank_ != 0) return train_device_round(context);
+  if (global_phase(context.round)) serve_round(context);
+}
+
+// ---- device side ----
+
+void AdaSplit::train_device_round(const RoundContext& context) {
+  const bool global = global_phase(context.round);
+  const auto batches = batches_->round(context.round, settings_);
+  std::vector<net::RecvHandle> choices;  // the orchestrator's word on each batch
+  if (global) {
+    for (std::size_t b = 0; b < batches.size(); ++b) {
+      choices.push_back(context.transport.post_recv(0, net::MessageKind::control));
+    }
+  }
+  std::vector<net::SendHandle> uploads;
+  const double head_forward = head_->forward_flops_per_sample();
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    const int batch = static_cast<int>(b);
+    const torch::Tensor images = images_tensor(data_.dataset.train, batches[b]);
+    const torch::Tensor labels = labels_tensor(data_.dataset.train, batches[b]);
+    const std::int64_t n = images.size(0);
+    const auto samples = static_cast<double>(n);
+    const double loss_forward = nt_xent_forward_flops(n, adasplit_.embedding_dim);
+    torch::Tensor activation, loss;
+    {
+      auto stage = compute_stage(context, EventKind::forward, batch, 0,
+                                 samples * (device_cost_.forward_per_sample + head_forward) + loss_forward);
+      activation = device_part_->forward(images);
+      loss = supervised_nt_xent(head_->forward(activation), labels, adasplit_.temperature);
+    }
+    {
+      // The head computes weight and input gradients (2 x its forward); the device part
+      // what part_cost counts.
+      auto stage = compute_stage(context, EventKind::backward, batch, 0,
+                                 samples * (device_cost_.backward_per_sample + 2 * head_forward) +
+                                     2 * loss_forward);
+      loss.backward();
+    }
+    {
+      auto stage = compute_stage(context, EventKind::step, batch, -1,
+                                 step_flops(device_cost_.parameters + head_parameters_, settings_));
+      device_optimizer_->step();
+      device_optimizer_->zero_grad();
+    }
+    if (!global) continue;
+    const torch::Tensor choice = tensor_from(receive_or_throw(choices[b], context, 0, "orchestrator's choice"));
+    if (choice.item<std::uint8_t>() == 0) continue;
+    // The activation of this batch's forward, before the step changed the weights.
+    net::MessageHeader header = header_for(net::MessageKind::activation, context.round, batch);
+    uploads.push_back(context.transport.send(0, header, activation_payload(activation.detach(), labels, header)));
+  }
+  for (auto& upload : uploads) wait_or_throw(upload, context, 0, "activation upload");
+}
+
+// ---- server side ----
+
+void AdaSplit::serve_round(const RoundContext& context) {
+  std::int64_t iterations = 0;
+  for (int device = 1; device <= devices_; ++device) iterations = std::max(iterations, batches_of(device));
+  for (std::int64_t b = 0; b < iterations; ++b) {
+    const int batch = static_cast<int>(b);
+    std::vector<int> eligible;
+    for (int device = 1; device <= devices_; ++device) {
+      if (b < batches_of(device)) eligible.push_back(device);
+    }
+    const std::vector<int> chosen = orchestrator_->select(eligible);
+    std::map<int, std::int64_t> expected;
+    for (int device : eligible) {
+      const bool picked = std::binary_search(chosen.begin(), chosen.end(), device);
+      if (picked) expected[device] = 1;
+      net::MessageHeader header = header_for(net::MessageKind::control, context.round, batch);
+      const torch::Tensor flag = torch::full({1}, picked ? 1 : 0, torch::kUInt8);
+      // The device waits for its arrival; nothing here waits for its departure.
+      context.transport.send(device, header, tensor_payload(flag, header)).detach();
+    }
+    std::map<int, double> losses;
+    serve_in_arrival_order(context, net::MessageKind::activation, expected, "activation upload",
+                           [&](int device, const net::Message& message) {
+                             losses[device] = serve_batch(context, device, message);
+                           });
+    orchestrator_->record(losses);
+  }
+}
+
+// One step of the shared server part through device's masks; returns the batch's mean
+// cross-entropy (the orchestrator's measure of what the device still has to teach).
+double AdaSplit::serve_batch(const RoundContext& context, int device, const net::Message& message) {
+  const net::MessageHeader& h = message.header;
+  model::WeightMasks& masks = masks_[static_cast<std::size_t>(device - 1)];
+  auto [activation, labels] = activation_from(message);
+  const auto samples = static_cast<double>(activation.size(0));
+  const auto mask_entries = static_cast<double>(masks.entries());
+  torch::Tensor cross_entropy, loss;
+  {
+    auto stage = compute_stage(context, EventKind::forward, h.batch, 0,
+                               samples * server_cost_.forward_per_sample + kMaskForwardFlops * mask_entries);
+    const auto applied = masks.apply(*server_part_);
+    cross_entropy = torch::nn::functional::cross_entropy(server_part_->forward(activation), labels);
+    loss = cross_entropy + adasplit_.l1 * masks.l1();
+  }
+  {
+    auto stage = compute_stage(context, EventKind::backward, h.batch, 0,
+                               samples * server_cost_.backward_per_sample + kMaskBackwardFlops * mask_entries);
+    loss.backward();
+  }
+  {
+    auto stage = compute_stage(context, EventKind::step, h.batch, -1,
+                               step_flops(server_cost_.parameters + masks.entries(), settings_));
+    server_optimizer_->step();
+    server_optimizer_->zero_grad();
+    auto& mask_optimizer = *mask_optimizers_[static_cast<std::size_t>(device - 1)];
+    mask_optimizer.step();
+    mask_optimizer.zero_grad();
+  }
+  return cross_entropy.item<double>();
+}
+
+// ---- evaluation ----
+
+// Each device hands its part to the server (unshaped, not counted), which scores it
+// followed by the server part under the device's masks: on the test samples of the
+// device's classes (per-device scope), or on the whole test set, the global score
+// being the mean over devices.
+std::optional<Evaluation> AdaSplit::evaluate(const RoundContext& context) {
+  if (rank_ != 0) {
+    net::MessageHeader header = header_for(net::MessageKind::model, context.round, -1);
+    net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*device_part_), header),
+                                                  net::Transport::Shaping::none);
+    wait_or_throw(sent, context, 0, "device part for evaluation");
+    return std::nullopt;
+  }
+  std::vector<net::RecvHandle> parts;
+  for (int device = 1; device <= devices_; ++device) {
+    parts.push_back(context.transport.post_recv(device, net::MessageKind::model));
+  }
+  std::vector<torch::Tensor> states;
+  for (int device = 1; device <= devices_; ++device) {
+    states.push_back(tensor_from(
+        receive_or_throw(parts[static_cast<std::size_t>(device - 1)], context, device, "device part for evaluation")));
+  }
+  auto stage = compute_stage(context, EventKind::evaluate);
+  Evaluation evaluation;
+  const auto classes = static_cast<std::size_t>(data_.dataset.test.num_classes);
+  Score sum;
+  for (int device = 1; device <= devices_; ++device) {
+    load_flat_state(*device_shadow_, states[static_cast<std::size_t>(device - 1)]);
+    ClassScores scores;
+    {
+      torch::NoGradGuard no_grad;
+      const auto applied = masks_[static_cast<std::size_t>(device - 1)].apply(*server_part_);
+      scores = score_by_class(*device_shadow_, *server_part_, data_.dataset.test);
+    }
+    if (context.evaluation_scope == EvaluationScope::per_device) {
+      evaluation.devices[device] = device_score(
+          scores, label_shares(data_.dataset.train.labels, data_.partitions[static_cast<std::size_t>(device - 1)],
+                               classes));
+    } else {
+      const Score score = overall_score(scores);
+      sum.loss += score.loss / devices_;
+      sum.accuracy += score.accuracy / devices_;
+      sum.samples = score.samples;
+    }
+  }
+  if (context.evaluation_scope == EvaluationScope::global) {
+    evaluation.has_global = true;
+    evaluation.global = sum;
+  }
+  return evaluation;
+}
+
+std::vector<std::pair<std::string, std::vector<float>>> AdaSplit::final_state() {
+  std::vector<std::pair<std::string, std::vector<float>>> state = {{"server", flat_state_values(*server_part_)}};
+  for (int device = 1; device <= devices_; ++device) {
+    std::vector<float> values;
+    for (const auto& mask : masks_[static_cast<std::size_t>(device - 1)].tensors()) {
+      const torch::Tensor flat = mask.detach().flatten().contiguous();
+      values.insert(values.end(), flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
+    }
+    state.emplace_back("masks_" + std::to_string(device), std::move(values));
+  }
+  return state;
+}
+
+std::map<int, double> AdaSplit::mask_sparsity() const {
+  std::map<int, double> sparsity;
+  for (std::size_t d = 0; d < masks_.size(); ++d) sparsity[static_cast<int>(d) + 1] = masks_[d].sparsity();
+  return sparsity;
+}
+
+}  // namespace cmlbed::train
