@@ -15,6 +15,7 @@
 set -u
 cmlbed=$1 source_dir=$2 mpiexec=${3:-mpirun}
 [[ $cmlbed == */* ]] && cmlbed=$(cd "$(dirname "$cmlbed")" && pwd)/$(basename "$cmlbed")
+refusal_probe=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/method-refusal.sh
 cd "$source_dir" || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -52,23 +53,13 @@ check_plan() {
   [[ $rows -eq $devices ]] || fail "$config" "plan table has $rows device row(s), want $devices"
 }
 
-# method_refusal METHOD: cmlbed's error line if this build refuses METHOD in a real
-# run (exit 2, "... is not available in this build ..."), else "". A tiny synthetic run
-# under mpirun (the refusal comes before any work; a built method would train for a
-# second or two, and is asked only when a config of it already failed its dry run).
+# method_refusal METHOD: cmlbed's error line if this build refuses METHOD in a real run,
+# else "" (scripts/method-refusal.sh; asked only when a config of METHOD failed its dry
+# run, once per method).
 method_refusal() {
   local method=$1
   if [[ -z ${refusal[$method]+set} ]]; then
-    local out status
-    out=$(timeout 120 "$mpiexec" --oversubscribe -np 2 "$cmlbed" run --experiment.method="$method" \
-      --data.dataset=synthetic --data.synthetic_train=64 --data.synthetic_test=16 \
-      --model.name=lenet --experiment.rounds=1 --train.local_iterations=1 \
-      --output.progress=false --output.file="$work/probe-$method.h5" 2>&1)
-    status=$?
-    refusal[$method]=""
-    if [[ $status -eq 2 ]] && grep -q "method = $method is not available in this build" <<<"$out"; then
-      refusal[$method]=$(grep -m1 "is not available in this build" <<<"$out")
-    fi
+    refusal[$method]=$(bash "$refusal_probe" "$cmlbed" "$method" "$mpiexec")
   fi
   printf '%s' "${refusal[$method]}"
 }
