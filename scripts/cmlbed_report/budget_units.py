@@ -66,10 +66,3 @@ def parse_flops(text):
     return value * _FLOP_PREFIXES[match.group(1).lower()]
 
 
-def format_bytes(n):
-    """A byte count in the report's GB (10^9 bytes)."""
-    return "%.4g GB" % (n / 1e9)
-
-
-def format_flops(n):
-    return "%.4g TFLOP" % (n / 1e12)
