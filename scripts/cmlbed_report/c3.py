@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from .errors import ReportError
 
 RATIO_LABEL = "authors' notebook ratio (not the paper's C3-Score)"
 

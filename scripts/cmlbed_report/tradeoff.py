@@ -6,7 +6,7 @@ compares SL, SplitFed, FL and itself."""
 import math
 
 from .plotting import pyplot, save
-from .summary import _cell, markdown_table, run_numbers
+from .summary import markdown_table, run_numbers
 
 COLUMNS = [
     ("label", "method", "%s"), ("final_accuracy", "accuracy", "%.4f"),
@@ -90,10 +90,10 @@ def draw(rows, out_path, bandwidth_budget, compute_budget, title=None):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     markers = "osD^vP*X<>"
-    panels = (("total_gb", "GB up + down (10^9 bytes)", bandwidth_budget / 1e9),
+    panels = (("total_gb", "GB up + down (10^9 bytes)", bandwidth_budget / 1e9, "GB"),
               ("client_tflops", "client TFLOPs (training, all devices)",
-               compute_budget / 1e12))
-    for ax, (key, xlabel, budget) in zip(axes, panels):
+               compute_budget / 1e12, "TFLOP"))
+    for ax, (key, xlabel, budget, unit) in zip(axes, panels):
         drawn = [r for r in rows if not math.isnan(r[key]) and not math.isnan(r["final_accuracy"])]
         for i, r in enumerate(rows):
             if r in drawn:
@@ -107,7 +107,7 @@ def draw(rows, out_path, bandwidth_budget, compute_budget, title=None):
             ax.annotate("budget", (budget, 0.02), fontsize=7, color="grey", rotation=90,
                         xytext=(-9, 0), textcoords="offset points")
         ax.set_xlabel(xlabel + ("" if budget <= ax.get_xlim()[1] else
-                                "; budget %s off the scale" % _cell(budget, "%g")),
+                                "; the budget, %g %s, is off the scale" % (budget, unit)),
                       fontsize=8)
         ax.grid(lw=0.3, alpha=0.5)
     axes[0].set_ylabel("final accuracy")

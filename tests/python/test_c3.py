@@ -4,7 +4,6 @@ methods; on hand-computed files (tests/python/synthetic.py) and on short real ru
 fl, sl, sfl and pipar."""
 
 import json
-import math
 
 import numpy as np
 import pytest
