@@ -6,15 +6,21 @@
 # skipped; a `mpirun -np M` in its comments must say the same N. The plan must show N-1
 # devices and the method the file names. One config is also checked under a real
 # `mpirun -np 4 ... --dry-run`, whose plan must equal the --ranks plan.
+# A config written ahead of its method (configs/adasplit/adasplit.ini before
+# experiment.method = adasplit is built) is skipped, not failed, if and only if its dry
+# run fails AND this binary, asked to really run that method, refuses it with "is not
+# available in this build": once the method lands, the config is checked like any other.
 # Runs from SOURCE_DIR, as the configs' relative paths (rate traces) expect.
 # Usage: configs_dry_run.sh CMLBED SOURCE_DIR [MPIEXEC]
 set -u
 cmlbed=$1 source_dir=$2 mpiexec=${3:-mpirun}
 [[ $cmlbed == */* ]] && cmlbed=$(cd "$(dirname "$cmlbed")" && pwd)/$(basename "$cmlbed")
+refusal_probe=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/method-refusal.sh
 cd "$source_dir" || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0 checks=0
+failures=0 checks=0 skipped=0
+declare -A refusal=()
 
 fail() {
   failures=$((failures + 1))
@@ -47,6 +53,17 @@ check_plan() {
   [[ $rows -eq $devices ]] || fail "$config" "plan table has $rows device row(s), want $devices"
 }
 
+# method_refusal METHOD: cmlbed's error line if this build refuses METHOD in a real run,
+# else "" (scripts/method-refusal.sh; asked only when a config of METHOD failed its dry
+# run, once per method).
+method_refusal() {
+  local method=$1
+  if [[ -z ${refusal[$method]+set} ]]; then
+    refusal[$method]=$(bash "$refusal_probe" "$cmlbed" "$method" "$mpiexec")
+  fi
+  printf '%s' "${refusal[$method]}"
+}
+
 mapfile -t configs < <(find configs -name '*.ini' | sort)
 [[ ${#configs[@]} -gt 0 ]] || { echo "FAIL: no configs/**/*.ini under $source_dir"; exit 1; }
 
@@ -67,7 +84,17 @@ for config in "${configs[@]}"; do
 
   timeout 120 "$cmlbed" run --config "$config" --dry-run --ranks "$ranks" >"$work/out" 2>"$work/err"
   status=$?
-  if [[ $status -ne 0 ]]; then fail "$config" "dry run with --ranks $ranks exited with status $status"; continue; fi
+  if [[ $status -ne 0 ]]; then
+    refused=$(method_refusal "$method")
+    if [[ -n $refused ]]; then
+      skipped=$((skipped + 1)) checks=$((checks - 1))
+      echo "skip: $config: written for method $method, which this cmlbed does not build yet"
+      echo "  | $refused"
+      echo "  | (its dry run: $(head -1 "$work/err"))"
+      continue
+    fi
+    fail "$config" "dry run with --ranks $ranks exited with status $status"; continue
+  fi
   before=$failures
   check_plan "$config" $((ranks - 1)) "$method"
   [[ $failures -eq $before ]] && echo "ok: $config ($method, $ranks ranks)"
@@ -91,5 +118,5 @@ else
   [[ $failures -eq $before ]] && echo "ok: mpirun -np 4 $config"
 fi
 
-echo "$((checks - failures)) passed, $failures failed"
+echo "$((checks - failures)) passed, $failures failed, $skipped skipped (method not built yet)"
 [[ $failures -eq 0 ]]

@@ -3,6 +3,9 @@
 # (tests/slurm/local-cluster.sh, which installs slurm-wlm and munge if missing) runs
 #   - jobs/run.sbatch with srun --mpi=pmix (the default) and with CMLBED_LAUNCHER=mpirun,
 #   - jobs/submit-sweep.sh: a 2-element array (fl, pipar at 50mbit) and its report job,
+#   - jobs/submit-adasplit.sh: the AdaSplit comparison's sfl and adasplit runs (6 ranks;
+#     the adasplit element succeeds without running while the build refuses the method)
+#     and its report job,
 # all on a tiny synthetic problem, then checks the results files, the report's outputs
 # and that the report started only after the whole array had ended (afterok).
 # Usage: slurm_jobs.sh CMLBED SOURCE_DIR   (as root; skipped, status 77, otherwise)
@@ -60,6 +63,14 @@ METHODS="fl pipar" RATES="50mbit" CONFIG=$work/tiny.ini \
 sweep=$(sed -n 's/^sweep: job \([0-9]*\).*/\1/p' "$work/submit.out")
 report=$(sed -n 's/^report: job \([0-9]*\).*/\1/p' "$work/submit.out")
 [[ -n $sweep && -n $report ]] || { echo "FAIL: no job ids from submit-sweep.sh"; exit 1; }
+say "submitting jobs/submit-adasplit.sh (ADASPLIT_METHODS='sfl adasplit', 6 ranks each)"
+ADASPLIT_GROUPS=methods ADASPLIT_METHODS="sfl adasplit" ADASPLIT_DIR=$work/adasplit \
+  jobs/submit-adasplit.sh "${logs[@]}" -- --data.dataset=synthetic --data.synthetic_train=600 \
+  --data.synthetic_test=100 --experiment.rounds=2 --train.local_iterations=2 \
+  | tee "$work/submit-adasplit.out" || exit 1
+ada=$(sed -n 's/^adasplit: job \([0-9]*\).*/\1/p' "$work/submit-adasplit.out")
+ada_report=$(sed -n 's/^report: job \([0-9]*\).*/\1/p' "$work/submit-adasplit.out")
+[[ -n $ada && -n $ada_report ]] || { echo "FAIL: no job ids from submit-adasplit.sh"; exit 1; }
 
 # field ID NAME: NAME=value from `scontrol show job -o ID`, one line per job (an array
 # job shows each element that has started, or one line while all are pending).
@@ -74,18 +85,19 @@ show_logs() {
   echo "--- slurmctld log"; tail -15 "$work/log/slurmctld.log" | sed 's/^/  | /'
 }
 
-jobs_all=("$run_srun" "$run_mpirun" "$sweep" "$report")
-say "waiting for jobs ${jobs_all[*]} (at most 300 s)"
-deadline=$(( $(date +%s) + 300 ))
+jobs_all=("$run_srun" "$run_mpirun" "$sweep" "$report" "$ada" "$ada_report")
+say "waiting for jobs ${jobs_all[*]} (at most 420 s)"
+deadline=$(( $(date +%s) + 420 ))
 while :; do
   states=$(for id in "${jobs_all[@]}"; do field "$id" JobState; done | sort | uniq -c | xargs)
   # A report whose dependency can never be met stays PENDING for ever: a failure.
-  if field "$report" Reason | grep -q DependencyNeverSatisfied; then
+  if field "$report" Reason | grep -q DependencyNeverSatisfied ||
+     field "$ada_report" Reason | grep -q DependencyNeverSatisfied; then
     say "FAIL: the report's dependency can never be met (a sweep element failed)"; show_logs "${jobs_all[@]}"; exit 1
   fi
   if ! grep -qE 'PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUE' <<<"$states"; then break; fi
   if [[ $(date +%s) -gt $deadline ]]; then
-    say "FAIL: jobs not done after 300 s ($states)"; show_logs "${jobs_all[@]}"; exit 1
+    say "FAIL: jobs not done after 420 s ($states)"; show_logs "${jobs_all[@]}"; exit 1
   fi
   sleep 1
 done
@@ -142,6 +154,25 @@ last_end=$(field "$sweep" EndTime | sort | tail -1)
 report_start=$(field "$report" StartTime)
 check '[[ -n $last_end && ! $report_start < $last_end ]]' \
   "report started ($report_start) after the array's last element ended ($last_end)"
+
+# The AdaSplit comparison: sfl ran with the configs' 6 ranks; adasplit ran, or (while
+# this build refuses it) its element said so and succeeded; the report wrote the table.
+ada_dir=$work/adasplit
+check 'h5check "$ada_dir/sfl.h5" sfl 2 6 "partition = shards" "scope = per-device"' \
+  "adasplit array: sfl.h5 from configs/adasplit/sfl.ini, 6 ranks, overrides applied"
+if refusal=$(bash "$source_dir/scripts/method-refusal.sh" "$cmlbed" adasplit mpirun); then
+  check 'grep -rqF "adasplit skipped: this cmlbed refuses the method" "$work/logs" && [[ ! -e $ada_dir/adasplit.h5 ]]' \
+    "adasplit array: the adasplit element says it is skipped (method not built) and writes nothing"
+else
+  check 'h5check "$ada_dir/adasplit.h5" adasplit 2 6' "adasplit array: adasplit.h5, 6 ranks"
+fi
+check 'grep -q "^| sfl |" "$ada_dir/comparison.md" && [[ $(head -c 4 "$ada_dir/comparison.png" | tail -c 3) == PNG ]]' \
+  "adasplit report: comparison.md names sfl, comparison.png is a PNG"
+check 'grep -qw sfl "$ada_dir/summary.txt"' "adasplit report: summary.txt"
+last_end=$(field "$ada" EndTime | sort | tail -1)
+report_start=$(field "$ada_report" StartTime)
+check '[[ -n $last_end && ! $report_start < $last_end ]]' \
+  "adasplit report started ($report_start) after the array's last element ended ($last_end)"
 
 [[ $failures -eq 0 ]] || show_logs "${jobs_all[@]}"
 say "$((checks - failures)) passed, $failures failed"

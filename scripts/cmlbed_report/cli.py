@@ -14,6 +14,9 @@ EPILOG = """examples:
   cmlbed-report perfetto results/quickstart-pipar.h5 -o pipar.json   # ui.perfetto.dev
   cmlbed-report idle results/quickstart-*.h5 -o idle.png
   cmlbed-report accuracy results/quickstart-*.h5 -o accuracy.png
+  cmlbed-report c3 results/adasplit/*.h5 --bandwidth-budget 10GB --compute-budget 5TFLOP
+  cmlbed-report c3 results/adasplit/*.h5 --bandwidth-budget 10GB --compute-budget 5TFLOP \
+      --markdown table.md --plot tradeoff.png --json c3.json
 
 exit status: 0 done, 1 a file could not be read or written, 2 bad command line,
 3 a Python package is missing.  The file layout: docs/results-format.md."""
@@ -83,7 +86,52 @@ def _parser():
     accuracy = sub.add_parser("accuracy", help="time-to-accuracy curves")
     accuracy.add_argument("files", nargs="+", metavar="FILE")
     accuracy.add_argument("-o", "--output", required=True, metavar="OUT.png")
+
+    c3 = sub.add_parser(
+        "c3", help="accuracy under a bandwidth and a client-compute budget (AdaSplit's "
+                   "accounting), a table and a picture across methods",
+        description="Per run: final accuracy, GB that crossed the links (up + down, all "
+                    "devices, all rounds; GB = 10^9 bytes), client TFLOPs (training FLOPs "
+                    "of the devices, ranks >= 1), whether the run stays within each "
+                    "budget, the accuracy of the last evaluated round within both budgets, "
+                    "and the authors' notebook ratio accuracy / (TFLOPs x GB), which is not "
+                    "the paper's C3-Score. --markdown and --plot compare the runs (method, "
+                    "accuracy, GB, client TFLOPs, mean round time, server idle). "
+                    "Definitions: docs/c3-accounting.md.")
+    c3.add_argument("files", nargs="+", metavar="FILE")
+    c3.add_argument("--bandwidth-budget", required=True, type=_bytes_budget, metavar="SIZE",
+                    help="bytes the links may carry, up + down, all devices: 10GB = 10^10 "
+                         "bytes (kB MB GB TB: powers of 1000, as the report prints; KiB MiB "
+                         "GiB TiB: powers of 1024; a bare number: bytes)")
+    c3.add_argument("--compute-budget", required=True, type=_flop_budget, metavar="FLOPS",
+                    help="training FLOPs all devices together may spend: 5TFLOP, 500GFLOP, "
+                         "2.5e12 (SI prefixes k M G T P)")
+    c3.add_argument("--json", metavar="OUT",
+                    help="also write the numbers as JSON ('-': to stdout, instead of the text)")
+    c3.add_argument("--markdown", metavar="OUT",
+                    help="also write one table of the runs: method, accuracy, GB up+down, "
+                         "client TFLOPs, mean round time, server idle %%, budgets")
+    c3.add_argument("--plot", metavar="OUT.png",
+                    help="also draw accuracy against GB and against client TFLOPs, one "
+                         "point per run")
+    c3.add_argument("--title", help="a title above the picture")
     return parser
+
+
+def _bytes_budget(text):
+    from .budget_units import BudgetError, parse_bytes
+    try:
+        return parse_bytes(text)
+    except BudgetError as e:
+        raise argparse.ArgumentTypeError(str(e))
+
+
+def _flop_budget(text):
+    from .budget_units import BudgetError, parse_flops
+    try:
+        return parse_flops(text)
+    except BudgetError as e:
+        raise argparse.ArgumentTypeError(str(e))
 
 
 def _write(path, text):
@@ -105,22 +153,65 @@ def _check_output(path, extensions=None):
                           % (path, ", ".join(extensions)))
 
 
+def _runs_with_rounds(paths):
+    """The runs of `paths` that hold at least one round, with a note on stderr for each
+    file left out or incomplete (a sweep with one dead run is still summarised)."""
+    from .results import load_runs
+    runs = load_runs(paths, allow_empty=True)
+    for r in runs:
+        if len(r.rounds) == 0:
+            print("cmlbed-report: note: %s holds 0 of %d rounds (the run stopped before its "
+                  "first round ended); left out" % (r.path, r.configured_rounds), file=sys.stderr)
+        elif not r.complete:
+            print("cmlbed-report: note: %s is incomplete: %d of %d rounds (summarising "
+                  "those)" % (r.path, len(r.rounds), r.configured_rounds), file=sys.stderr)
+    runs = [r for r in runs if len(r.rounds) > 0]
+    if not runs:
+        load_runs(paths)  # raises: no file holds a completed round
+    return runs
+
+
+def run_c3(args):
+    from . import c3, tradeoff
+    for path in (args.markdown, args.json if args.json != "-" else None):
+        if path:
+            _check_output(path)
+    if args.plot:
+        from .plotting import PICTURE_FORMATS
+        _check_output(args.plot, PICTURE_FORMATS)
+    runs = _runs_with_rounds(args.files)
+    rows = [c3.budget_numbers(run, args.bandwidth_budget, args.compute_budget) for run in runs]
+    document = c3.report_json(rows, args.bandwidth_budget, args.compute_budget)
+    if args.json == "-":
+        sys.stdout.write(document)
+    else:
+        sys.stdout.write(c3.report_text(rows))
+        if args.json:
+            _write(args.json, document)
+    if args.markdown or args.plot:
+        table = tradeoff.comparison_rows(runs, rows)
+        if args.markdown:
+            _write(args.markdown, tradeoff.markdown(table, args.bandwidth_budget,
+                                                    args.compute_budget))
+        if args.plot:
+            tradeoff.draw(table, args.plot, args.bandwidth_budget, args.compute_budget,
+                          args.title)
+    # Where the files went, on stderr when stdout carries the JSON.
+    out = sys.stderr if args.json == "-" else sys.stdout
+    for path in (args.json if args.json != "-" else None, args.markdown, args.plot):
+        if path:
+            print("wrote %s" % path, file=out)
+
+
 def run(args):
     from . import idle_causes, plots, summary, timeline, perfetto
-    from .results import load_runs, Run
+    from .results import load_runs
 
+    if args.command == "c3":
+        run_c3(args)
+        return
     if args.command == "summary":
-        runs = load_runs(args.files, allow_empty=True)
-        for r in runs:
-            if len(r.rounds) == 0:
-                print("cmlbed-report: note: %s holds 0 of %d rounds (the run stopped before its "
-                      "first round ended); left out" % (r.path, r.configured_rounds), file=sys.stderr)
-            elif not r.complete:
-                print("cmlbed-report: note: %s is incomplete: %d of %d rounds (summarising "
-                      "those)" % (r.path, len(r.rounds), r.configured_rounds), file=sys.stderr)
-        runs = [r for r in runs if len(r.rounds) > 0]
-        if not runs:
-            load_runs(args.files)  # raises: no file holds a completed round
+        runs = _runs_with_rounds(args.files)
         rows = summary.compare(runs, args.baseline)
         for path in (args.csv, args.rounds_csv, args.markdown):
             if path:

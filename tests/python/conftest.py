@@ -49,6 +49,23 @@ def runs_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def per_device_runs(tmp_path_factory):
+    """fl, sl, sfl and pipar as configs/adasplit/ sets them up, shrunk: label skew
+    (shards, 2 of 4 classes per device), LeNet split after pool1, Adam, each device
+    scored on its own classes (evaluation.scope = per-device); for the AdaSplit
+    accounting (cmlbed-report c3) and its table and picture."""
+    d = tmp_path_factory.mktemp("per-device")
+    small = [a for a in SMALL_RUN if not a.startswith("--model.split=")] + ["--model.split=2"]
+    for method in ("fl", "sl", "sfl", "pipar"):
+        _cmlbed("--experiment.method=" + method, "--data.synthetic_classes=4",
+                "--data.partition=shards", "--data.classes_per_device=2",
+                "--evaluation.scope=per-device", "--train.optimizer=adam", "--train.lr=1e-3",
+                "--network.uplink_rate=10mbit", "--network.downlink_rate=25mbit",
+                "--output.file=%s/%s.h5" % (d, method), *small)
+    return d
+
+
+@pytest.fixture(scope="session")
 def stopped_run(tmp_path_factory):
     """A run that ended before its first round completed: device 2 is 2000x slower and
     the server gives up after 2 s (experiment.timeout), leaving a valid file with no

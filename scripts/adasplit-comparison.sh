@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The AdaSplit comparison (issue 12): runs configs/adasplit/{fl,sl,sfl,pipar,adasplit}.ini,
+# a sweep of AdaSplit's local fraction (kappa) and of its selected devices per iteration
+# (eta) with the UCB and the random orchestrator, all into one folder, then writes per
+# group a table (Markdown), a picture (accuracy against GB and against client TFLOPs,
+# one point per run) and the budget accounting of every run (cmlbed-report c3).
+#
+#   scripts/adasplit-comparison.sh [--results DIR] [--only GROUPS] [-- OVERRIDES...]
+#   scripts/adasplit-comparison.sh --report-only [--results DIR]   # tables of what DIR holds
+#   scripts/adasplit-comparison.sh --list [--only GROUPS] [-- OVERRIDES...]   # the runs, one a line
+#
+# GROUPS (comma-separated, default methods,kappa,eta):
+#   methods  ADASPLIT_METHODS (default "fl sl sfl pipar adasplit"), configs/adasplit/M.ini
+#   kappa    adasplit.ini with adasplit.local_fraction in KAPPAS (default "0.3 0.45 0.6 0.75 0.9")
+#   eta      adasplit.ini with adasplit.selected in ETAS (default "1 3 5") x
+#            adasplit.orchestrator in ORCHESTRATORS (default "ucb random")
+# OVERRIDES (--section.key=value) go to every run, e.g. --experiment.rounds=2 for a try.
+# Results (default results/adasplit): NAME.h5 per run (fl, ..., kappa-0.3, eta1-ucb, ...);
+# comparison.{md,png,json,txt}, kappa.*, eta.* per group with runs.
+# Budgets for the accounting: BANDWIDTH_BUDGET (default 10GB, 10^9 bytes a GB) and
+# COMPUTE_BUDGET (default 5TFLOP). Binary: CMLBED_BIN (default build/cmlbed); launcher:
+# MPIEXEC (default mpirun, with --oversubscribe: 6 ranks on a small machine).
+#
+# While this cmlbed refuses experiment.method = adasplit (it is not built yet: exit 2),
+# the AdaSplit runs are skipped with a message and the rest runs and is compared.
+# jobs/submit-adasplit.sh runs the same list as a Slurm array.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
+
+results=results/adasplit groups=methods,kappa,eta mode=run overrides=()
+needs_value() {
+  [[ $# -ge 2 && $2 != -* ]] ||
+    { echo "adasplit-comparison.sh: $1 needs a value" >&2; usage >&2; exit 2; }
+}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --results) needs_value "$@"; results=$2; shift 2 ;;
+    --results=*) results=${1#--results=}; shift ;;
+    --only) needs_value "$@"; groups=$2; shift 2 ;;
+    --only=*) groups=${1#--only=}; shift ;;
+    --report-only) mode=report; shift ;;
+    --list) mode=list; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; overrides=("$@"); break ;;
+    *) echo "adasplit-comparison.sh: unknown argument '$1' (overrides go after --)" >&2
+       usage >&2; exit 2 ;;
+  esac
+done
+IFS=, read -ra group_list <<<"$groups"
+for g in "${group_list[@]}"; do
+  case $g in methods|kappa|eta) ;; *)
+    echo "adasplit-comparison.sh: unknown group '$g' in --only; groups: methods, kappa, eta" >&2
+    exit 2 ;;
+  esac
+done
+wants() { [[ ",$groups," == *",$1,"* ]]; }
+
+configs=configs/adasplit
+read -ra methods <<<"${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}"
+read -ra kappas <<<"${KAPPAS:-0.3 0.45 0.6 0.75 0.9}"
+read -ra etas <<<"${ETAS:-1 3 5}"
+read -ra orchestrators <<<"${ORCHESTRATORS:-ucb random}"
+
+if wants methods; then
+  for m in "${methods[@]}"; do
+    [[ -f $root/$configs/$m.ini ]] ||
+      { echo "adasplit-comparison.sh: no $configs/$m.ini (ADASPLIT_METHODS='${methods[*]}')" >&2; exit 2; }
+  done
+fi
+
+# The runs, one a line: NAME CONFIG [--section.key=value ...] (no spaces in values).
+emit() { local IFS=' '; echo "$*"; }
+list_runs() {
+  local m k e o
+  if wants methods; then
+    for m in "${methods[@]}"; do
+      emit "$m" "$configs/$m.ini" "${overrides[@]}"
+    done
+  fi
+  if wants kappa; then
+    for k in "${kappas[@]}"; do
+      emit "kappa-$k" "$configs/adasplit.ini" --adasplit.local_fraction="$k" "${overrides[@]}"
+    done
+  fi
+  if wants eta; then
+    for e in "${etas[@]}"; do
+      for o in "${orchestrators[@]}"; do
+        emit "eta$e-$o" "$configs/adasplit.ini" --adasplit.selected="$e" \
+          --adasplit.orchestrator="$o" "${overrides[@]}"
+      done
+    done
+  fi
+}
+
+cd "$root"
+if [[ $mode == list ]]; then list_runs; exit; fi
+[[ $results == /* ]] || results=$root/$results
+report=$root/scripts/cmlbed-report
+budgets=(--bandwidth-budget "${BANDWIDTH_BUDGET:-10GB}" --compute-budget "${COMPUTE_BUDGET:-5TFLOP}")
+
+# compare GROUP TITLE FILES...: the group's table, picture, JSON and text, if it has runs.
+compare() {
+  local group=$1 title=$2
+  shift 2
+  local files=() f
+  for f in "$@"; do [[ -f $f ]] && files+=("$f"); done
+  [[ ${#files[@]} -gt 0 ]] || return 0
+  echo
+  echo "== $group: $report c3 ${files[*]##*/} ${budgets[*]}"
+  "$report" c3 "${files[@]}" "${budgets[@]}" --markdown "$results/$group.md" \
+    --plot "$results/$group.png" --json "$results/$group.json" --title "$title" \
+    | tee "$results/$group.txt"
+  echo
+  cat "$results/$group.md"
+}
+
+write_report() {
+  [[ -d $results ]] || { echo "adasplit-comparison.sh: no results folder $results" >&2; exit 1; }
+  local method_files=() m
+  for m in "${methods[@]}"; do method_files+=("$results/$m.h5"); done
+  shopt -s nullglob
+  compare comparison "methods on configs/adasplit (Fashion-MNIST, 5 devices, 2 classes each)" \
+    "${method_files[@]}"
+  compare kappa "AdaSplit: local fraction kappa" "$results"/kappa-*.h5
+  compare eta "AdaSplit: selected devices eta x orchestrator" "$results"/eta*-*.h5
+  shopt -u nullglob
+}
+
+if [[ $mode == report ]]; then write_report; exit; fi
+
+cmlbed=${CMLBED_BIN:-$root/build/cmlbed}
+[[ -x $cmlbed ]] || { echo "adasplit-comparison.sh: no cmlbed binary at $cmlbed (bash scripts/setup.sh builds it)" >&2; exit 1; }
+mpiexec=${MPIEXEC:-mpirun}
+source "$root/scripts/mpi-env.sh"
+mapfile -t runs < <(list_runs)
+[[ ${#runs[@]} -gt 0 ]] || { echo "adasplit-comparison.sh: no runs selected" >&2; exit 2; }
+mkdir -p "$results"
+
+# Is AdaSplit built? Asked once, and only when the list holds an AdaSplit run.
+adasplit_refusal=""
+if printf '%s\n' "${runs[@]}" | grep -q " $configs/adasplit.ini"; then
+  if adasplit_refusal=$(bash "$root/scripts/method-refusal.sh" "$cmlbed" adasplit "$mpiexec"); then
+    echo "adasplit-comparison.sh: skipping the AdaSplit runs: this cmlbed refuses the method"
+    echo "  ($adasplit_refusal)"
+  else
+    adasplit_refusal=""
+  fi
+fi
+
+timings=()
+for line in "${runs[@]}"; do
+  read -ra words <<<"$line"
+  name=${words[0]} config=${words[1]} extra=("${words[@]:2}")
+  if [[ -n $adasplit_refusal && $config == "$configs/adasplit.ini" ]]; then
+    echo "== $name: skipped (experiment.method = adasplit is not built in this cmlbed)"
+    timings+=("$name skipped")
+    continue
+  fi
+  ranks=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  [[ -n $ranks ]] || { echo "adasplit-comparison.sh: $config has no '# ranks: N' first line" >&2; exit 1; }
+  command=("$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run --config "$config"
+           --output.file="$results/$name.h5" --output.overwrite=true "${extra[@]}")
+  echo
+  echo "== $name: ${command[*]}"
+  start=$(date +%s.%N)
+  "${command[@]}"
+  seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  timings+=("$name ${seconds}s")
+done
+
+write_report
+echo
+echo "== run times (mpirun start to exit, under this machine's load at the time)"
+printf '  %s\n' "${timings[@]}"
+echo "results: $results"
