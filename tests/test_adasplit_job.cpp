@@ -5,6 +5,7 @@
 //    gradient ever goes back;
 //  - /rounds' bytes are activation x samples + labels + choices, to the byte;
 //  - it learns: per-device accuracy well above chance; masks' sparsity is recorded;
+//  - a run repeats bit for bit (server steps in device order, seeded orchestrator);
 //  - the orchestrator = all ablation has every device upload every iteration.
 #include <gtest/gtest.h>
 
@@ -114,6 +115,28 @@ TEST(AdaSplitJob, SendsOnlyInTheGlobalPhaseOnlyChosenActivationsAndNoGradients) 
   // The server's masks and shared weights are kept.
   EXPECT_FALSE(trace::ResultsFile::read_model(file, "server").empty());
   EXPECT_FALSE(trace::ResultsFile::read_model(file, "masks_3").empty());
+}
+
+TEST(AdaSplitJob, ARunRepeatsBitForBit) {
+  // The server steps its shared weights in device order and the orchestrator draws from
+  // a seeded generator, so timing (arrival order) cannot change the result.
+  const std::string a = run("repeat_a", 3, 8, "");
+  const std::string b = run("repeat_b", 3, 8, "");
+  EXPECT_EQ(trace::ResultsFile::read_model(a, "server"), trace::ResultsFile::read_model(b, "server"));
+  for (int device = 1; device <= kDevices; ++device) {
+    const std::string masks = "masks_" + std::to_string(device);
+    EXPECT_EQ(trace::ResultsFile::read_model(a, masks), trace::ResultsFile::read_model(b, masks)) << masks;
+  }
+  const auto rounds_a = trace::ResultsFile::read_rounds(a);
+  const auto rounds_b = trace::ResultsFile::read_rounds(b);
+  ASSERT_EQ(rounds_a.size(), rounds_b.size());
+  for (std::size_t r = 0; r < rounds_a.size(); ++r) {
+    for (int device = 1; device <= kDevices; ++device) {  // the server's entry is NaN
+      const auto d = static_cast<std::size_t>(device);
+      EXPECT_EQ(rounds_a[r].device_accuracy[d], rounds_b[r].device_accuracy[d]) << "round " << r;
+    }
+    EXPECT_EQ(rounds_a[r].bytes_up, rounds_b[r].bytes_up) << "round " << r;
+  }
 }
 
 TEST(AdaSplitJob, WithoutAnOrchestratorEveryDeviceUploadsEveryIteration) {

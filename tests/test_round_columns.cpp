@@ -52,7 +52,7 @@ TEST(ResultsRoundColumns, TypesAndShapesFollowTheRecordMembers) {
   EXPECT_EQ(texts, (std::vector<std::string>{
                        "int32", "int64", "int64", "float64", "int64", "int64", "float64",
                        "float64", "float64[mpi_size]", "float64[mpi_size]", "int64", "int64",
-                       "float64[mpi_size]", "float64[mpi_size]"}));
+                       "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]"}));
   for (const RoundColumn& column : round_columns()) {
     const std::size_t element = column.type() == ColumnType::int32 ? 4 : 8;
     EXPECT_EQ(column.bytes(5), column.per_rank() ? 5 * element : element) << column.name;

@@ -157,20 +157,21 @@ void AdaSplit::serve_round(const RoundContext& context) {
       if (b < batches_of(device)) eligible.push_back(device);
     }
     const std::vector<int> chosen = orchestrator_->select(eligible);
-    std::map<int, std::int64_t> expected;
+    std::map<int, net::RecvHandle> uploads;
     for (int device : eligible) {
       const bool picked = std::binary_search(chosen.begin(), chosen.end(), device);
-      if (picked) expected[device] = 1;
+      if (picked) uploads[device] = context.transport.post_recv(device, net::MessageKind::activation);
       net::MessageHeader header = header_for(net::MessageKind::control, context.round, batch);
       const torch::Tensor flag = torch::full({1}, picked ? 1 : 0, torch::kUInt8);
       // The device waits for its arrival; nothing here waits for its departure.
       context.transport.send(device, header, tensor_payload(flag, header)).detach();
     }
+    // In device order, not arrival order: every picked batch steps the one shared W, so
+    // the order of the steps is part of the result, and a run must repeat exactly.
     std::map<int, double> losses;
-    serve_in_arrival_order(context, net::MessageKind::activation, expected, "activation upload",
-                           [&](int device, const net::Message& message) {
-                             losses[device] = serve_batch(context, device, message);
-                           });
+    for (auto& [device, upload] : uploads) {
+      losses[device] = serve_batch(context, device, receive_or_throw(upload, context, device, "activation upload"));
+    }
     orchestrator_->record(losses);
   }
 }

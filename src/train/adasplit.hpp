@@ -6,8 +6,9 @@
 //    eta devices and tells every device with a batch at that index whether it was
 //    picked (a one-byte control message); picked devices upload their activations and
 //    labels; the server trains one shared server part W through a per-device mask M_d
-//    (W * sigmoid(M_d)) on cross-entropy + l1 x sum(sigmoid(M_d)); no gradient goes
-//    back: every device keeps training on its own loss;
+//    (W * sigmoid(M_d)) on cross-entropy + l1 x sum(sigmoid(M_d)), one step per picked
+//    batch in device order (so a run repeats exactly); no gradient goes back: every
+//    device keeps training on its own loss;
 //  - evaluation: device d is its part followed by the server part under M_d.
 // A device computes its iteration while the server serves the previous one: the
 // choice for iteration b goes out once the server has finished iteration b - 1, and a
