@@ -5,7 +5,8 @@
 #     failure does): the job restarts with SLURM_RESTART_COUNT=1 and resumes its file;
 #   - signalled the way `--signal=B:TERM@grace` warns of the time limit (SIGTERM to the
 #     batch shell only, here sent with `scancel --signal=TERM --batch`): the script passes
-#     it to cmlbed, which stops after a checkpoint, and the job requeues itself.
+#     it to cmlbed's ranks (launched by srun, and by mpirun), which stop cleanly, and the
+#     job requeues itself.
 # Each file must then hold every round once, no `interrupted` mark, the final weights and
 # `resumed_after_rounds`; the jobs end COMPLETED with a restart count of at least 1.
 # Usage: slurm_requeue.sh CMLBED SOURCE_DIR   (as root; skipped, status 77, otherwise)
@@ -103,34 +104,49 @@ wait_for "$requeued" 180 '[[ $(rounds_in "$file1") -ge 2 ]]' || { say "FAIL: no 
 say "job $requeued: scontrol requeue"
 scontrol requeue "$requeued" || { say "FAIL: scontrol requeue refused"; show "$requeued"; exit 1; }
 
-# 2. SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it.
-signalled=$(sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || exit 1
-file2=$CMLBED_RESULTS/slurm-$signalled/long.h5
-say "job $signalled: waiting for 2 rounds in $file2"
-wait_for "$signalled" 180 '[[ $(rounds_in "$file2") -ge 2 ]]' || { say "FAIL: no 2 rounds"; show "$signalled"; exit 1; }
-say "job $signalled: SIGTERM to the batch shell"
-scancel --signal=TERM --batch "$signalled" || { say "FAIL: scancel --signal refused"; exit 1; }
+# 2. SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it; once with srun
+# (the default launcher), once with mpirun, which pass it on differently.
+signal_batch_shell() {  # LAUNCHER: submits, waits for 2 rounds, signals; prints the job id
+  local id file
+  id=$(CMLBED_LAUNCHER=$1 sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || return 1
+  file=$CMLBED_RESULTS/slurm-$id/long.h5
+  say "job $id ($1): waiting for 2 rounds in $file" >&2
+  wait_for "$id" 180 '[[ $(rounds_in "$file") -ge 2 ]]' || { say "FAIL: no 2 rounds" >&2; show "$id" >&2; return 1; }
+  say "job $id ($1): SIGTERM to the batch shell" >&2
+  scancel --signal=TERM --batch "$id" || return 1
+  echo "$id"
+}
+signalled_srun=$(signal_batch_shell srun) || exit 1
+signalled_mpirun=$(signal_batch_shell mpirun) || exit 1
+jobs_all=("$requeued" "$signalled_srun" "$signalled_mpirun")
 
-say "waiting for both jobs to complete (at most 300 s)"
+say "waiting for the jobs to complete (at most 300 s)"
 done_jobs() {
   local id state
-  for id in "$requeued" "$signalled"; do
+  for id in "${jobs_all[@]}"; do
     state=$(field "$id" JobState)
     [[ $state == COMPLETED || $state == FAILED || $state == CANCELLED || $state == TIMEOUT ]] || return 1
   done
 }
 wait_for "" 300 done_jobs || say "FAIL: jobs not done after 300 s"
 
-for id in "$requeued" "$signalled"; do
+for id in "${jobs_all[@]}"; do
   check '[[ $(field "$id" JobState) == COMPLETED ]]' "job $id completed ($(field "$id" JobState))"
   check '[[ $(field "$id" Restarts) -ge 1 ]]' "job $id was restarted ($(field "$id" Restarts) time(s))"
   check 'grep -q "cmlbed: resuming" "$work/logs/$id.out"' "job $id resumed its file (log)"
+  check 'complete_file "$CMLBED_RESULTS/slurm-$id/long.h5"' \
+    "job $id: its file holds rounds 0-$((rounds - 1)) once, the weights, no interrupted mark"
 done
-check 'complete_file "$file1"' "scontrol requeue: $file1 holds rounds 0-$((rounds - 1)) once, weights, no mark"
-check 'complete_file "$file2"' "SIGTERM to the batch shell: $file2 holds rounds 0-$((rounds - 1)) once, weights, no mark"
-check 'grep -q "requeueing" "$work/logs/$signalled.out"' "job $signalled requeued itself after the SIGTERM"
-check 'grep -q "cmlbed: interrupted by SIGTERM" "$work/logs/$signalled.out"' "job $signalled: cmlbed stopped cleanly"
+for id in "$signalled_srun" "$signalled_mpirun"; do
+  check 'grep -q "requeueing" "$work/logs/$id.out"' "job $id requeued itself after the SIGTERM"
+done
+# Under srun every rank gets the SIGTERM itself and rank 0 says what it kept. mpirun
+# inside an allocation ends its daemons (and their output) within a second of passing the
+# signal on, so its line may be lost; its checkpoints keep the run (checked above).
+for id in "$requeued" "$signalled_srun"; do
+  check 'grep -q "cmlbed: interrupted by SIGTERM" "$work/logs/$id.out"' "job $id: cmlbed stopped cleanly"
+done
 
-[[ $failures -eq 0 ]] || { show "$requeued"; show "$signalled"; }
+[[ $failures -eq 0 ]] || for id in "${jobs_all[@]}"; do show "$id"; done
 say "$((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]

@@ -44,16 +44,23 @@ cmlbed_job_state() {
   scontrol show job -o "${SLURM_JOB_ID:-}" 2>/dev/null | grep -o '\bJobState=[^ ]*' | cut -d= -f2
 }
 
-# cmlbed_run_forwarding COMMAND...: runs the command in the background and waits for it;
-# a SIGTERM to this shell (Slurm's --signal=B:TERM@grace warning, or scancel) goes on to
-# it, and cmlbed stops at its next safe point (it saves a checkpoint and marks the file).
-# Sets cmlbed_status to its exit status and cmlbed_terminated=true if TERM came.
+# cmlbed_run_forwarding LAUNCHER COMMAND...: runs the command in the background and waits
+# for it; a SIGTERM to this shell (Slurm's --signal=B:TERM@grace warning, or scancel)
+# goes on to cmlbed's ranks, which stop at their next safe point (the file marked, the
+# last round checkpointed). mpirun passes a SIGTERM to its ranks; srun takes one as an
+# order to kill the step, so under srun the ranks get it from `scancel --signal=TERM`
+# (every step of this job, not the batch shell). Sets cmlbed_status to the command's
+# exit status and cmlbed_terminated=true if TERM came.
 cmlbed_run_forwarding() {
+  local launcher=$1
+  shift
   cmlbed_terminated=false
   "$@" &
   local pid=$!
+  local forward="kill -TERM $pid"
+  [[ $launcher == srun && -n ${SLURM_JOB_ID:-} ]] && forward="scancel --signal=TERM $SLURM_JOB_ID"
   # shellcheck disable=SC2064  # the pid is fixed now
-  trap "cmlbed_terminated=true; kill -TERM $pid 2>/dev/null || true" TERM
+  trap "cmlbed_terminated=true; $forward 2>/dev/null || true" TERM
   while :; do
     cmlbed_status=0
     wait "$pid" || cmlbed_status=$?
@@ -127,7 +134,7 @@ cmlbed_launch() {
   echo "cmlbed job ${SLURM_JOB_ID:-?} on ${SLURM_JOB_NODELIST:-?}: ${SLURM_NTASKS:-?} ranks, $threads threads each"
   echo "results: $output"
   printf '+'; printf ' %q' "${cmd[@]}"; echo
-  cmlbed_run_forwarding "${cmd[@]}"
+  cmlbed_run_forwarding "${CMLBED_LAUNCHER:-srun}" "${cmd[@]}"
   if $cmlbed_terminated && [[ ${CMLBED_REQUEUE:-1} == 1 && -n ${SLURM_JOB_ID:-} ]]; then
     local state
     state=$(cmlbed_job_state)
