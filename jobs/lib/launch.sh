@@ -10,6 +10,9 @@
 #   CMLBED_LAUNCHER  srun (default) or mpirun
 #   CMLBED_SRUN_MPI  srun's --mpi plugin; default pmix (Debian's Open MPI works with
 #                    pmix; pmi2 does not)
+#   CMLBED_REQUEUE   1 (default): after a SIGTERM to the batch shell while the job is still
+#                    running (sbatch --signal=B:TERM@SECONDS before the time limit), the
+#                    job requeues itself; 0: it just ends
 
 CMLBED_ROOT=${CMLBED_ROOT:-${SLURM_SUBMIT_DIR:-$PWD}}
 [[ -d $CMLBED_ROOT/jobs ]] ||
@@ -36,13 +39,51 @@ cmlbed_config_output() {
              print value }' "$1" | tail -1
 }
 
+# cmlbed_job_state: this job's state as slurmctld sees it (RUNNING, CANCELLED, ...).
+cmlbed_job_state() {
+  scontrol show job -o "${SLURM_JOB_ID:-}" 2>/dev/null | grep -o '\bJobState=[^ ]*' | cut -d= -f2
+}
+
+# cmlbed_run_forwarding LAUNCHER COMMAND...: runs the command in the background and waits
+# for it; a SIGTERM to this shell (Slurm's --signal=B:TERM@grace warning, or scancel)
+# goes on to cmlbed's ranks, which stop at their next safe point (the file marked, the
+# last round checkpointed). mpirun passes a SIGTERM to its ranks; srun takes one as an
+# order to kill the step, so under srun the ranks get it from `scancel --signal=TERM`
+# (every step of this job, not the batch shell). Sets cmlbed_status to the command's
+# exit status and cmlbed_terminated=true if TERM came.
+cmlbed_run_forwarding() {
+  local launcher=$1
+  shift
+  cmlbed_terminated=false
+  "$@" &
+  local pid=$!
+  local forward="kill -TERM $pid"
+  [[ $launcher == srun && -n ${SLURM_JOB_ID:-} ]] && forward="scancel --signal=TERM $SLURM_JOB_ID"
+  # shellcheck disable=SC2064  # the pid is fixed now
+  trap "cmlbed_terminated=true; $forward 2>/dev/null || true" TERM
+  while :; do
+    cmlbed_status=0
+    wait "$pid" || cmlbed_status=$?
+    # A wait that a trapped signal interrupts returns above 128 with the command still
+    # running: wait again for its own end.
+    if (( cmlbed_status > 128 )) && kill -0 "$pid" 2>/dev/null; then continue; fi
+    break
+  done
+  trap - TERM
+}
+
 # cmlbed_launch CONFIG DEFAULT_OUTPUT [--section.key=value ...]
 # Runs `cmlbed run --config CONFIG OVERRIDES...` with one MPI rank per Slurm task, from
 # CMLBED_ROOT (relative paths in configs are relative to the repository). It adds
 #   --train.server_threads/--train.device_threads = $SLURM_CPUS_PER_TASK (each unless
 #     given in the overrides), and
 #   --output.file=DEFAULT_OUTPUT unless the overrides or the config name a file,
-# and creates the results file's directory.
+# and creates the results file's directory. On a requeued start (SLURM_RESTART_COUNT > 0)
+# with the results file there, it continues that run instead: `cmlbed run --resume FILE`
+# with the same overrides (a resumed run accepts those that repeat its stored values).
+# After a SIGTERM to the batch shell while the job is still running (the time-limit
+# warning of sbatch --signal=B:TERM@grace), the job requeues itself unless
+# CMLBED_REQUEUE=0; after scancel (job CANCELLED) or scontrol requeue it does not.
 cmlbed_launch() {
   local config output=$2 threads=${SLURM_CPUS_PER_TASK:-1} arg
   config=$(cmlbed_abspath "$1")
@@ -86,8 +127,23 @@ cmlbed_launch() {
     *) echo "cmlbed job: CMLBED_LAUNCHER must be srun or mpirun, not '$CMLBED_LAUNCHER'" >&2; return 2 ;;
   esac
   local cmd=("${launcher[@]}" "$CMLBED_BIN" run --config "$config" "${args[@]}")
+  if [[ ${SLURM_RESTART_COUNT:-0} -gt 0 && -e $output ]]; then
+    cmd=("${launcher[@]}" "$CMLBED_BIN" run --resume "$output" "${args[@]}")
+    echo "cmlbed job ${SLURM_JOB_ID:-?}: restart ${SLURM_RESTART_COUNT}, continuing $output"
+  fi
   echo "cmlbed job ${SLURM_JOB_ID:-?} on ${SLURM_JOB_NODELIST:-?}: ${SLURM_NTASKS:-?} ranks, $threads threads each"
   echo "results: $output"
   printf '+'; printf ' %q' "${cmd[@]}"; echo
-  "${cmd[@]}"
+  cmlbed_run_forwarding "${CMLBED_LAUNCHER:-srun}" "${cmd[@]}"
+  if $cmlbed_terminated && [[ ${CMLBED_REQUEUE:-1} == 1 && -n ${SLURM_JOB_ID:-} ]]; then
+    local state
+    state=$(cmlbed_job_state)
+    if [[ $state == RUNNING ]]; then
+      echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM while running (time limit near): requeueing"
+      scontrol requeue "$SLURM_JOB_ID" || echo "cmlbed job: scontrol requeue $SLURM_JOB_ID failed" >&2
+    else
+      echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM, job $state: not requeueing"
+    fi
+  fi
+  return "$cmlbed_status"
 }

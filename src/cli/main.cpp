@@ -17,13 +17,16 @@ void print_usage(std::ostream& out) {
          "      run an experiment under mpirun (rank 0 = server, ranks 1.. = devices);\n"
          "      --dry-run --ranks N checks and plans for N ranks without mpirun;\n"
          "      `cmlbed run --help` lists every option with its default and unit\n"
+         "  cmlbed run --resume RESULTS.h5 [--experiment.rounds=R ...]\n"
+         "      continue a stopped run after its last checkpoint, under mpirun with the\n"
+         "      rank count it was written with, appending to RESULTS.h5\n"
          "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
          "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
          "  (tables, pictures and traces of results files: scripts/cmlbed-report)\n"
          "  cmlbed --version\n"
          "  cmlbed --help\n\n"
          "Exit status: 0 success, 1 failure while running, 2 bad command line or "
-         "configuration.\n";
+         "configuration, 128 + N stopped by signal N.\n";
 }
 
 }  // namespace

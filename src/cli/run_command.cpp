@@ -1,5 +1,10 @@
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -9,9 +14,11 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
+#include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
@@ -24,6 +31,7 @@ namespace {
 
 struct RunArguments {
   std::string config_file;
+  std::string resume_file;  // --resume FILE: continue that run
   bool dry_run = false;
   bool help = false;
   std::optional<int> ranks;  // --ranks N: plan a dry run for N ranks without mpirun
@@ -39,7 +47,13 @@ po::options_description run_options() {
                  "and exit without training or writing any file")(
       "ranks", po::value<std::string>()->value_name("N"),
       "with --dry-run: check and plan for N ranks (1 server + N-1 devices) without "
-      "starting N processes; under mpirun it must equal -np");
+      "starting N processes; under mpirun it must equal -np")(
+      "resume", po::value<std::string>()->value_name("FILE"),
+      "continue the run of results file FILE after its last checkpoint (FILE.ckpt), "
+      "appending to FILE, under mpirun with the rank count FILE was written with; the "
+      "configuration stored in FILE is used: only experiment.rounds, experiment.timeout "
+      "and output.* (output.file = FILE) may be given, and other options only with their "
+      "stored values");
   return own;
 }
 
@@ -102,6 +116,8 @@ RunArguments parse_run_arguments(int argc, char** argv) {
       args.dry_run = true;
     } else if (option.string_key == "config") {
       args.config_file = value;
+    } else if (option.string_key == "resume") {
+      args.resume_file = value;
     } else if (option.string_key == "ranks") {
       args.ranks = parse_ranks(value);
     } else {
@@ -112,6 +128,94 @@ RunArguments parse_run_arguments(int argc, char** argv) {
     }
   }
   return args;
+}
+
+// Options a resumed run may change: they change neither its mathematics nor its file.
+bool resume_may_change(const std::string& name) {
+  return name == "experiment.rounds" || name == "experiment.timeout" ||
+         (name.rfind("output.", 0) == 0 && name != "output.file");
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  const auto canonical = [&](const std::string& path) {
+    const auto resolved = std::filesystem::weakly_canonical(path, error);
+    return error ? std::filesystem::absolute(path) : resolved;
+  };
+  return canonical(a) == canonical(b);
+}
+
+// Rank 0 reads the configuration and rank count stored in a results file and every rank
+// gets them (collective; every rank throws the same ConfigError when it cannot).
+std::pair<std::string, int> stored_run(const std::string& file, MPI_Comm comm, bool is_server) {
+  std::string text;
+  int ranks = 0;
+  std::optional<std::string> error;
+  if (is_server) {
+    try {
+      if (!std::filesystem::exists(file)) throw std::invalid_argument("no such file");
+      text = trace::ResultsFile::read_string_attribute(file, "config");
+      ranks = trace::ResultsFile::read_mpi_size(file);
+    } catch (const std::exception& e) {
+      // An HDF5 error stack is many lines; its first says what failed.
+      const std::string what = e.what();
+      error = "run: --resume " + file + ": not a cmlbed results file that can be continued (" +
+              what.substr(0, what.find('\n')) + ")";
+    }
+  }
+  error = net::agree_on_error(error, comm);
+  if (error) throw ConfigError(*error);
+  long long sizes[2] = {static_cast<long long>(text.size()), ranks};
+  CMLBED_MPI_CHECK(MPI_Bcast(sizes, 2, MPI_LONG_LONG, 0, comm));
+  text.resize(static_cast<std::size_t>(sizes[0]));
+  CMLBED_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(sizes[0]), MPI_CHAR, 0, comm));
+  return {text, static_cast<int>(sizes[1])};
+}
+
+// The configuration of a resumed run: the one stored in the file, with the overrides a
+// resumed run allows (resume_may_change) or that repeat stored values, and output.file =
+// the file. Every rank calls it (collective).
+Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
+  const std::string& file = args.resume_file;
+  if (!args.config_file.empty()) {
+    throw ConfigError("run: --resume " + file + " uses the configuration stored in it; drop --config " +
+                      args.config_file);
+  }
+  if (args.dry_run) throw ConfigError("run: --resume cannot be combined with --dry-run");
+  const auto [text, stored_ranks] = stored_run(file, MPI_COMM_WORLD, is_server);
+  if (stored_ranks != mpi_size) {
+    throw ConfigError("run: " + file + " was written by " + std::to_string(stored_ranks) +
+                      " ranks; resume it with mpirun -np " + std::to_string(stored_ranks) + " (this run has " +
+                      std::to_string(mpi_size) + ")");
+  }
+  const auto stored_settings = parse_ini_settings(text, "the configuration stored in " + file);
+  const Config stored = Config::resolve(stored_settings, {});
+  std::vector<RawSetting> settings;
+  for (const RawSetting& setting : args.settings) {
+    if (setting.name == "output.file") {
+      if (!same_file(setting.value, file)) {
+        throw ConfigError("run: --output.file=" + setting.value + ": a resumed run appends to " + file +
+                          "; drop --output.file");
+      }
+      continue;
+    }
+    if (!resume_may_change(setting.name) &&
+        Config::resolve(stored_settings, {setting}).to_ini() != stored.to_ini()) {
+      const OptionSpec* spec = find_option(setting.name);
+      throw ConfigError("run: --" + setting.name + "=" + setting.value + " would change the configuration " +
+                        "stored in " + file +
+                        (spec ? " (" + setting.name + " = " + stored.text(setting.name) + ")" : std::string()) +
+                        "; a resumed run keeps it: only experiment.rounds, experiment.timeout and output.* " +
+                        "may be changed");
+    }
+    settings.push_back(setting);
+  }
+  settings.push_back({"output.file", file, "--resume"});
+  Config config = Config::resolve(stored_settings, settings);
+  if (is_server && ::access(file.c_str(), W_OK) != 0) {
+    throw ConfigError("run: --resume " + file + ": cannot write it: " + std::strerror(errno));
+  }
+  return config;
 }
 
 }  // namespace
@@ -131,16 +235,21 @@ int run_command(int argc, char** argv) {
     args = parse_run_arguments(argc, argv);
     if (!args.help) {
       ranks = planned_ranks(args, mpi.size());
-      const auto file_settings =
-          args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-      config = Config::resolve(file_settings, args.settings);
-      if (is_server && config->text("output.file").empty()) {
-        // Resolve the default file name once, so that the checked path, the path
-        // written and the configuration stored in the file all agree.
-        args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
+      if (!args.resume_file.empty()) {
+        config = resume_config(args, mpi.size(), is_server);
+        validate_config(*config, ranks, /*check_output=*/false);  // the file exists: it is appended to
+      } else {
+        const auto file_settings =
+            args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
         config = Config::resolve(file_settings, args.settings);
+        if (is_server && config->text("output.file").empty()) {
+          // Resolve the default file name once, so that the checked path, the path
+          // written and the configuration stored in the file all agree.
+          args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
+          config = Config::resolve(file_settings, args.settings);
+        }
+        validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
       }
-      validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
       if (!args.dry_run) train::check_method_available(*config);
     }
   } catch (const ConfigError& e) {
@@ -154,7 +263,8 @@ int run_command(int argc, char** argv) {
   if (args.help) {
     if (is_server) {
       std::cout << "Usage: mpirun -np N cmlbed run --config FILE [--section.key=value ...] "
-                   "[--dry-run [--ranks N]]\n\n"
+                   "[--dry-run [--ranks N]]\n"
+                   "       mpirun -np N cmlbed run --resume RESULTS.h5 [--experiment.rounds=R ...]\n\n"
                 << run_options() << "\n"
                 << config_options_description();
     }
@@ -172,7 +282,8 @@ int run_command(int argc, char** argv) {
     return 0;
   }
   try {
-    return train::run_experiment(*config, mpi, config->text("output.file"), started);
+    return train::run_experiment(*config, mpi, config->text("output.file"), started,
+                                 args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume);
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.
     if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";

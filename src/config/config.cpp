@@ -272,21 +272,37 @@ std::string Config::to_ini() const {
   return out.str();
 }
 
-std::vector<RawSetting> read_ini_settings(const std::string& path) {
-  std::ifstream stream(path);
-  if (!stream) throw ConfigError("cannot read config file '" + path + "'");
+namespace {
+
+// `origin` goes into each setting (messages about a value name it); `what` prefixes a
+// syntax error.
+std::vector<RawSetting> parse_ini_stream(std::istream& stream, const std::string& what,
+                                         const std::string& origin) {
   po::options_description none;
   po::parsed_options parsed(nullptr);
   try {
     parsed = po::parse_config_file(stream, none, /*allow_unregistered=*/true);
   } catch (const po::error& e) {
-    throw ConfigError("config file '" + path + "': " + e.what());
+    throw ConfigError(what + ": " + e.what());
   }
   std::vector<RawSetting> settings;
   for (const po::option& option : parsed.options) {
-    settings.push_back({option.string_key, option.value.empty() ? "" : option.value.front(), path});
+    settings.push_back({option.string_key, option.value.empty() ? "" : option.value.front(), origin});
   }
   return settings;
+}
+
+}  // namespace
+
+std::vector<RawSetting> read_ini_settings(const std::string& path) {
+  std::ifstream stream(path);
+  if (!stream) throw ConfigError("cannot read config file '" + path + "'");
+  return parse_ini_stream(stream, "config file '" + path + "'", path);
+}
+
+std::vector<RawSetting> parse_ini_settings(const std::string& text, const std::string& origin) {
+  std::istringstream stream(text);
+  return parse_ini_stream(stream, origin, origin);
 }
 
 po::options_description config_options_description() {

@@ -209,6 +209,10 @@ std::vector<OptionSpec> build_table() {
              "record per-stage events (turn off only to measure the recording's cost)"),
       option("output.progress", T::flag, "true", "true/false",
              "print a progress line per round on rank 0"),
+      bounded(option("output.checkpoint", T::integer, "1", "rounds",
+                     "write a checkpoint (<output.file>.ckpt) every N rounds and after the "
+                     "last, for `cmlbed run --resume`; 0 = never"),
+              0, 1e9),
   };
 }
 

@@ -1,5 +1,8 @@
 #include "cmlbed/net/gather.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -58,6 +61,55 @@ std::vector<std::vector<T>> gather_plain(const std::vector<T>& mine, MPI_Comm co
   return values;
 }
 
+// Byte strings travel as their size, then pieces of at most 1 GiB (MPI counts are int).
+constexpr int kBlobSizeTag = 7101;
+constexpr int kBlobPieceTag = 7102;
+constexpr std::size_t kBlobPiece = std::size_t{1} << 30;
+
+int piece_count(std::size_t bytes, std::size_t offset) {
+  return static_cast<int>(std::min(kBlobPiece, bytes - offset));
+}
+
+// Sends `bytes` to `peer`: blocking (rank 0) or waited for politely (the others).
+void send_blob(const std::string& bytes, int peer, MPI_Comm comm, bool politely) {
+  std::uint64_t size = bytes.size();
+  std::vector<MPI_Request> requests(1);
+  CMLBED_MPI_CHECK(MPI_Isend(&size, 1, MPI_UINT64_T, peer, kBlobSizeTag, comm, &requests[0]));
+  for (std::size_t offset = 0; offset < bytes.size(); offset += kBlobPiece) {
+    requests.emplace_back();
+    CMLBED_MPI_CHECK(MPI_Isend(bytes.data() + offset, piece_count(bytes.size(), offset), MPI_BYTE, peer,
+                               kBlobPieceTag, comm, &requests.back()));
+  }
+  for (MPI_Request& request : requests) {
+    if (politely) {
+      wait_politely(request);
+    } else {
+      CMLBED_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    }
+  }
+}
+
+std::string receive_blob(int peer, MPI_Comm comm, bool politely) {
+  const auto wait = [&](MPI_Request& request) {
+    if (politely) {
+      wait_politely(request);
+    } else {
+      CMLBED_MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    }
+  };
+  std::uint64_t size = 0;
+  MPI_Request request;
+  CMLBED_MPI_CHECK(MPI_Irecv(&size, 1, MPI_UINT64_T, peer, kBlobSizeTag, comm, &request));
+  wait(request);
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  for (std::size_t offset = 0; offset < bytes.size(); offset += kBlobPiece) {
+    CMLBED_MPI_CHECK(MPI_Irecv(bytes.data() + offset, piece_count(bytes.size(), offset), MPI_BYTE, peer,
+                               kBlobPieceTag, comm, &request));
+    wait(request);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<std::vector<trace::Event>> gather_events(const std::vector<trace::Event>& mine,
@@ -90,6 +142,23 @@ std::vector<std::string> gather_host_names(MPI_Comm comm) {
   std::vector<std::string> hosts;
   for (const auto& bytes : gather_bytes(name, length, comm)) hosts.emplace_back(bytes.begin(), bytes.end());
   return hosts;
+}
+
+void gather_blobs(const std::string& mine, MPI_Comm comm,
+                  const std::function<void(int rank, const std::string& bytes)>& take) {
+  if (comm_rank(comm) != 0) {
+    send_blob(mine, 0, comm, /*politely=*/true);
+    return;
+  }
+  take(0, mine);
+  for (int rank = 1; rank < comm_size(comm); ++rank) take(rank, receive_blob(rank, comm, /*politely=*/false));
+}
+
+std::string scatter_blobs(MPI_Comm comm, const std::function<std::string(int rank)>& make) {
+  if (comm_rank(comm) != 0) return receive_blob(0, comm, /*politely=*/true);
+  std::string mine = make(0);
+  for (int rank = 1; rank < comm_size(comm); ++rank) send_blob(make(rank), rank, comm, /*politely=*/false);
+  return mine;
 }
 
 }  // namespace cmlbed::net

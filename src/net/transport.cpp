@@ -29,9 +29,10 @@ constexpr auto kStopGrace = std::chrono::seconds(10);
 
 class Transport::Impl {
  public:
-  Impl(MPI_Comm world, trace::Timeline& timeline, const std::map<int, LinkSpec>& links)
+  Impl(MPI_Comm world, trace::Timeline& timeline, const std::map<int, LinkSpec>& links,
+       std::optional<std::int64_t> links_started_ns)
       : timeline_(timeline), comm_(duplicate(world)),
-        outbox_(comm_, links, timeline_.now_ns(), engine_,
+        outbox_(comm_, links, links_started_ns.value_or(timeline_.now_ns()), engine_,
                 [this](const TransferState& s) { record_transfer(trace::EventKind::send, s); }),
         inbox_(comm_, engine_, [this] { return timeline_.now_ns(); },
                [this](const TransferState& s) { record_transfer(trace::EventKind::recv, s); }) {
@@ -240,8 +241,9 @@ class Transport::Impl {
 };
 
 Transport::Transport(MPI_Comm comm, trace::Timeline& timeline,
-                     const std::map<int, LinkSpec>& outgoing_links)
-    : impl_(std::make_unique<Impl>(comm, timeline, outgoing_links)) {}
+                     const std::map<int, LinkSpec>& outgoing_links,
+                     std::optional<std::int64_t> links_started_ns)
+    : impl_(std::make_unique<Impl>(comm, timeline, outgoing_links, links_started_ns)) {}
 Transport::~Transport() = default;
 
 SendHandle Transport::send(int peer, MessageHeader header, Payload payload, Shaping shaping) {

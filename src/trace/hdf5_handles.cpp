@@ -101,4 +101,74 @@ std::string read_string_attribute(hid_t attribute, const std::string& what) {
   return buffer;
 }
 
+DataspaceHandle scalar_space() {
+  return owned<DataspaceHandle>(H5Screate(H5S_SCALAR), "H5Screate(scalar)");
+}
+
+DataspaceHandle vector_space(hsize_t length) {
+  return owned<DataspaceHandle>(H5Screate_simple(1, &length, nullptr), "H5Screate_simple");
+}
+
+namespace {
+std::string attribute_what(const std::string& name, const std::string& where) {
+  return "attribute '" + name + "' of " + where;
+}
+}  // namespace
+
+void write_attribute(hid_t owner, const std::string& name, hid_t type, const DataspaceHandle& space,
+                     const void* data, const std::string& where) {
+  const std::string what = attribute_what(name, where);
+  delete_attribute_if_present(owner, name, where);
+  auto attribute = owned<AttributeHandle>(
+      H5Acreate2(owner, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      "H5Acreate2(" + what + ")");
+  check(H5Awrite(attribute.get(), type, data), "H5Awrite(" + what + ")");
+}
+
+void write_string_attribute(hid_t owner, const std::string& name, const std::string& value,
+                            const std::string& where) {
+  const DatatypeHandle type = make_string_type();
+  const char* pointer = value.c_str();
+  write_attribute(owner, name, type.get(), scalar_space(), &pointer, where);
+}
+
+bool has_attribute(hid_t owner, const std::string& name, const std::string& where) {
+  return check_bool(H5Aexists(owner, name.c_str()), "H5Aexists(" + attribute_what(name, where) + ")");
+}
+
+void delete_attribute_if_present(hid_t owner, const std::string& name, const std::string& where) {
+  if (!has_attribute(owner, name, where)) return;
+  check(H5Adelete(owner, name.c_str()), "H5Adelete(" + attribute_what(name, where) + ")");
+}
+
+std::size_t attribute_elements(hid_t owner, const std::string& name, const std::string& where) {
+  const std::string what = attribute_what(name, where);
+  const auto attribute =
+      owned<AttributeHandle>(H5Aopen(owner, name.c_str(), H5P_DEFAULT), "H5Aopen(" + what + ")");
+  const auto space = owned<DataspaceHandle>(H5Aget_space(attribute.get()), "H5Aget_space(" + what + ")");
+  const hssize_t elements = H5Sget_simple_extent_npoints(space.get());
+  if (elements < 0) throw_error("H5Sget_simple_extent_npoints(" + what + ")");
+  return static_cast<std::size_t>(elements);
+}
+
+void read_attribute(hid_t owner, const std::string& name, hid_t memory_type, void* out,
+                    std::size_t count, const std::string& where) {
+  const std::string what = attribute_what(name, where);
+  const std::size_t stored = attribute_elements(owner, name, where);
+  if (stored != count) {
+    throw Hdf5Error(what + " holds " + std::to_string(stored) + " value(s), expected " +
+                    std::to_string(count));
+  }
+  const auto attribute =
+      owned<AttributeHandle>(H5Aopen(owner, name.c_str(), H5P_DEFAULT), "H5Aopen(" + what + ")");
+  check(H5Aread(attribute.get(), memory_type, out), "H5Aread(" + what + ")");
+}
+
+std::string read_string_attribute(hid_t owner, const std::string& name, const std::string& where) {
+  const std::string what = attribute_what(name, where);
+  const auto attribute =
+      owned<AttributeHandle>(H5Aopen(owner, name.c_str(), H5P_DEFAULT), "H5Aopen(" + what + ")");
+  return read_string_attribute(attribute.get(), what);
+}
+
 }  // namespace cmlbed::trace::hdf5

@@ -30,6 +30,10 @@ using hdf5::GroupHandle;
 using hdf5::make_string_type;
 using hdf5::owned;
 using hdf5::PropertyListHandle;
+using hdf5::scalar_space;
+using hdf5::vector_space;
+using hdf5::write_attribute;
+using hdf5::write_string_attribute;
 
 // 4096 packed events are 168 KiB: well inside HDF5's default 1 MiB chunk cache, and
 // few chunks even for long runs.
@@ -215,35 +219,6 @@ void validate_round(const RoundRecord& record, std::size_t ranks) {
 std::string rank_group_name(int rank) { return "/ranks/" + std::to_string(rank); }
 std::string events_dataset_name(int rank) { return rank_group_name(rank) + "/events"; }
 
-DataspaceHandle scalar_space() {
-  return owned<DataspaceHandle>(H5Screate(H5S_SCALAR), "H5Screate(scalar)");
-}
-
-DataspaceHandle vector_space(hsize_t length) {
-  return owned<DataspaceHandle>(H5Screate_simple(1, &length, nullptr), "H5Screate_simple");
-}
-
-// Creates (or replaces) attribute `name` of `owner` and writes `data`, whose memory
-// layout is `type`; the file stores the same type.
-void write_attribute(hid_t owner, const std::string& name, hid_t type, const DataspaceHandle& space,
-                     const void* data, const std::string& where) {
-  const std::string what = "attribute " + quoted(name) + " of " + where;
-  if (check_bool(H5Aexists(owner, name.c_str()), "H5Aexists(" + what + ")")) {
-    check(H5Adelete(owner, name.c_str()), "H5Adelete(" + what + ")");
-  }
-  auto attribute = owned<AttributeHandle>(
-      H5Acreate2(owner, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-      "H5Acreate2(" + what + ")");
-  check(H5Awrite(attribute.get(), type, data), "H5Awrite(" + what + ")");
-}
-
-void write_string_attribute(hid_t owner, const std::string& name, const std::string& value,
-                            const std::string& where) {
-  const DatatypeHandle type = make_string_type();
-  const char* pointer = value.c_str();
-  write_attribute(owner, name, type.get(), scalar_space(), &pointer, where);
-}
-
 void write_string_array_attribute(hid_t owner, const std::string& name,
                                   const std::vector<std::string>& values,
                                   const std::string& where) {
@@ -398,6 +373,29 @@ herr_t collect_attribute_name(hid_t /*owner*/, const char* name, const H5A_info_
   return 0;
 }
 
+// A /checkpoints row: CheckpointRecord in memory, packed in the file.
+DatatypeHandle make_checkpoint_memory_type() {
+  auto type = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(CheckpointRecord)),
+                                    "H5Tcreate(checkpoint compound)");
+  insert_member(type.get(), "rounds", offsetof(CheckpointRecord, rounds), H5T_NATIVE_INT32);
+  insert_member(type.get(), "bytes", offsetof(CheckpointRecord, bytes), H5T_NATIVE_INT64);
+  insert_member(type.get(), "seconds", offsetof(CheckpointRecord, seconds), H5T_NATIVE_DOUBLE);
+  return type;
+}
+
+constexpr const char* kCheckpointsTable = "/checkpoints";
+
+// Shrinks a table to its first `keep` rows; refuses to grow it.
+void truncate_table(hid_t dataset, hsize_t& rows, hsize_t keep, const std::string& what) {
+  if (keep > rows) {
+    throw std::invalid_argument(what + " holds " + std::to_string(rows) + " rows, fewer than the " +
+                                std::to_string(keep) + " the checkpoint recorded; the checkpoint "
+                                "belongs to another version of the file");
+  }
+  check(H5Dset_extent(dataset, &keep), "H5Dset_extent(" + what + ")");
+  rows = keep;
+}
+
 }  // namespace
 
 struct ResultsFile::Impl {
@@ -414,6 +412,8 @@ struct ResultsFile::Impl {
   std::vector<hsize_t> event_rows;
   DatasetHandle rounds;
   hsize_t round_rows = 0;
+  DatasetHandle checkpoints;  // opened or created with the first checkpoint recorded
+  hsize_t checkpoint_rows = 0;
   DatatypeHandle event_memory_type;
   DatatypeHandle round_type;
 
@@ -523,6 +523,75 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   impl_ = std::move(impl);
 }
 
+ResultsFile::ResultsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ResultsFile ResultsFile::reopen(const std::string& path, const RowCounts& keep, int resumed_after,
+                               const std::string& config_ini) {
+  hdf5::silence_error_printing();
+  const std::string where = quoted(path);
+  const PropertyListHandle access = make_file_access(path);
+  FileHandle file = owned<FileHandle>(H5Fopen(path.c_str(), H5F_ACC_RDWR, access.get()),
+                                      "H5Fopen(" + where + ", read-write)");
+  std::int32_t mpi_size = 0;
+  hdf5::read_attribute(file.get(), "mpi_size", H5T_NATIVE_INT32, &mpi_size, 1, where);
+  if (mpi_size < 1 || keep.events.size() != static_cast<std::size_t>(mpi_size)) {
+    throw std::invalid_argument(where + " has " + std::to_string(mpi_size) + " ranks; the checkpoint has " +
+                                std::to_string(keep.events.size()));
+  }
+  auto impl = std::make_unique<Impl>(path, mpi_size);
+  impl->file = std::move(file);
+  const hid_t handle = impl->file.get();
+  impl->event_memory_type = make_event_memory_type();
+  for (int rank = 0; rank < mpi_size; ++rank) {
+    const std::string name = events_dataset_name(rank);
+    const std::string what = quoted(name) + " in " + where;
+    impl->events.push_back(
+        owned<DatasetHandle>(H5Dopen2(handle, name.c_str(), H5P_DEFAULT), "H5Dopen2(" + what + ")"));
+    hsize_t rows = row_count(impl->events.back().get(), what);
+    truncate_table(impl->events.back().get(), rows, keep.events[static_cast<std::size_t>(rank)], what);
+    impl->event_rows.push_back(rows);
+  }
+  const std::string rounds_what = "'/rounds' in " + where;
+  impl->rounds = owned<DatasetHandle>(H5Dopen2(handle, "/rounds", H5P_DEFAULT), "H5Dopen2(" + rounds_what + ")");
+  impl->round_rows = row_count(impl->rounds.get(), rounds_what);
+  truncate_table(impl->rounds.get(), impl->round_rows, keep.rounds, rounds_what);
+  impl->round_type =
+      make_round_type(impl->round_layout, std::vector<bool>(round_columns().size(), true));
+  if (check_bool(H5Lexists(handle, kCheckpointsTable, H5P_DEFAULT), "H5Lexists(/checkpoints)")) {
+    const std::string what = "'/checkpoints' in " + where;
+    impl->checkpoints =
+        owned<DatasetHandle>(H5Dopen2(handle, kCheckpointsTable, H5P_DEFAULT), "H5Dopen2(" + what + ")");
+    impl->checkpoint_rows = row_count(impl->checkpoints.get(), what);
+  }
+
+  // The run goes on: what marked its end (or its stop) no longer holds.
+  if (check_bool(H5Lexists(handle, "/model", H5P_DEFAULT), "H5Lexists(/model)")) {
+    check(H5Ldelete(handle, "/model", H5P_DEFAULT), "H5Ldelete('/model' in " + where + ")");
+  }
+  hdf5::delete_attribute_if_present(handle, "interrupted", where);
+  hdf5::delete_attribute_if_present(handle, "rounds_complete", where);
+  impl->summary =
+      owned<GroupHandle>(H5Gopen2(handle, "/summary", H5P_DEFAULT), "H5Gopen2('/summary' in " + where + ")");
+  std::vector<std::string> names;
+  hsize_t position = 0;
+  check(H5Aiterate2(impl->summary.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name, &names),
+        "H5Aiterate2('/summary' in " + where + ")");
+  for (const std::string& name : names) {
+    hdf5::delete_attribute_if_present(impl->summary.get(), name, "'/summary' in " + where);
+  }
+  std::vector<std::int32_t> resumed;
+  if (hdf5::has_attribute(handle, "resumed_after_rounds", where)) {
+    resumed.resize(hdf5::attribute_elements(handle, "resumed_after_rounds", where));
+    hdf5::read_attribute(handle, "resumed_after_rounds", H5T_NATIVE_INT32, resumed.data(), resumed.size(), where);
+  }
+  resumed.push_back(resumed_after);
+  write_string_attribute(handle, "config", config_ini, where);
+  write_attribute(handle, "resumed_after_rounds", H5T_NATIVE_INT32, vector_space(resumed.size()), resumed.data(),
+                  where);
+  check(H5Fflush(handle, H5F_SCOPE_GLOBAL), "H5Fflush(" + where + ", after reopening it)");
+  return ResultsFile(std::move(impl));
+}
+
 ResultsFile::~ResultsFile() = default;
 ResultsFile::ResultsFile(ResultsFile&&) noexcept = default;
 ResultsFile& ResultsFile::operator=(ResultsFile&&) noexcept = default;
@@ -608,6 +677,56 @@ std::vector<float> ResultsFile::read_model(const std::string& path, const std::s
   return weights;
 }
 
+RowCounts ResultsFile::row_counts() const {
+  const Impl& impl = open_impl();
+  RowCounts counts;
+  counts.rounds = impl.round_rows;
+  counts.events.assign(impl.event_rows.begin(), impl.event_rows.end());
+  return counts;
+}
+
+void ResultsFile::record_checkpoint(const CheckpointRecord& record, const std::string& checkpoint_file) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  const std::string what = "'/checkpoints' in " + impl.where();
+  const DatatypeHandle memory_type = make_checkpoint_memory_type();
+  if (!impl.checkpoints) {
+    DatatypeHandle file_type = make_checkpoint_memory_type();
+    check(H5Tpack(file_type.get()), "H5Tpack(checkpoint compound)");
+    impl.checkpoints = create_table(file, "checkpoints", file_type.get(), 256, impl.where());
+    impl.checkpoint_rows = 0;
+  }
+  append_rows(impl.checkpoints.get(), impl.checkpoint_rows, 1, memory_type.get(), &record, what);
+  const std::int32_t rounds = record.rounds;
+  write_attribute(file, "checkpoint_rounds", H5T_NATIVE_INT32, scalar_space(), &rounds, impl.where());
+  write_string_attribute(file, "checkpoint_file", checkpoint_file, impl.where());
+}
+
+int ResultsFile::read_mpi_size(const std::string& path) {
+  const FileHandle file = open_read_only(path);
+  std::int32_t size = 0;
+  hdf5::read_attribute(file.get(), "mpi_size", H5T_NATIVE_INT32, &size, 1, quoted(path));
+  return size;
+}
+
+std::vector<CheckpointRecord> ResultsFile::read_checkpoints(const std::string& path) {
+  const FileHandle file = open_read_only(path);
+  std::vector<CheckpointRecord> records;
+  if (!check_bool(H5Lexists(file.get(), kCheckpointsTable, H5P_DEFAULT), "H5Lexists(/checkpoints)")) {
+    return records;
+  }
+  const std::string what = "'/checkpoints' in " + quoted(path);
+  const auto dataset =
+      owned<DatasetHandle>(H5Dopen2(file.get(), kCheckpointsTable, H5P_DEFAULT), "H5Dopen2(" + what + ")");
+  records.resize(row_count(dataset.get(), what));
+  if (records.empty()) return records;
+  const DatatypeHandle memory_type = make_checkpoint_memory_type();
+  check(H5Dread(dataset.get(), memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, records.data()),
+        "H5Dread(" + what + ")");
+  return records;
+}
+
 void ResultsFile::flush() {
   Impl& impl = open_impl();
   hdf5::silence_error_printing();
@@ -621,6 +740,7 @@ void ResultsFile::close() {
   impl.summary.close("H5Gclose('/summary' in " + where + ")");
   for (DatasetHandle& events : impl.events) events.close("H5Dclose(events in " + where + ")");
   impl.rounds.close("H5Dclose('/rounds' in " + where + ")");
+  impl.checkpoints.close("H5Dclose('/checkpoints' in " + where + ")");
   impl.file.close("H5Fclose(" + where + ")");
   impl_.reset();
 }

@@ -1,6 +1,7 @@
 #include "cmlbed/train/experiment.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -16,7 +17,9 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
+#include "cmlbed/trace/checkpoint_file.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/checkpoint.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
@@ -54,6 +57,38 @@ trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_s
   return info;
 }
 
+std::string rounds_text(int rounds) {
+  return rounds == 0 ? std::string("no round") : rounds == 1 ? std::string("round 1")
+                                                             : "rounds 1-" + std::to_string(rounds);
+}
+
+// What the interrupted line says about continuing: the file keeps `kept` rounds, the
+// last checkpoint is after `checkpointed` of them.
+std::string continuation(const std::string& file, bool resumable, int kept, int checkpointed) {
+  if (!resumable) return "";
+  const std::string command = "cmlbed run --resume " + file;
+  if (checkpointed == kept) return "; continue with `" + command + "`";
+  if (checkpointed == 0) return "; `" + command + "` starts it over (no checkpoint)";
+  return "; `" + command + "` continues after round " + std::to_string(checkpointed) + " (the last checkpoint)";
+}
+
+// Rank 0, resuming: the rows kept (read before the file is opened for writing) and the
+// file reopened at the checkpoint.
+trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& resume, const Config& config,
+                                  std::vector<trace::RoundRecord>& records) {
+  records = trace::ResultsFile::read_rounds(path);
+  if (records.size() < resume.keep.rounds) {
+    throw std::invalid_argument(path + " holds " + std::to_string(records.size()) + " rounds, fewer than its checkpoint (" +
+                                std::to_string(resume.keep.rounds) + ")");
+  }
+  records.resize(resume.keep.rounds);
+  trace::ResultsFile results =
+      trace::ResultsFile::reopen(path, resume.keep, resume.rounds_complete, config.to_ini());
+  if (!records.empty()) results.set_summary(summarize(records));
+  results.flush();
+  return results;
+}
+
 }  // namespace
 
 RunStamp now_stamp() {
@@ -67,10 +102,11 @@ RunStamp now_stamp() {
 }
 
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
-                   const RunStamp& started) {
+                   const RunStamp& started, RunStart mode) {
   const int rank = mpi.rank();
   const int devices = mpi.size() - 1;
   const bool is_server = rank == 0;
+  const bool resuming = mode == RunStart::resume;
   model::set_intra_op_threads(
       static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
@@ -88,34 +124,107 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   error = net::agree_on_error(error, control.get());
   if (error) throw ConfigError(*error);
 
+  const int rounds = static_cast<int>(config.integer("experiment.rounds"));
+  const std::string& method_name = config.text("experiment.method");
+  const bool resumable = method->supports_checkpoints();
+  const std::int64_t checkpoint_every = resumable ? config.integer("output.checkpoint") : 0;
+  if (is_server && !resumable && config.user_set("output.checkpoint") && config.integer("output.checkpoint") > 0) {
+    std::cerr << "cmlbed: note: method " << method_name
+              << " does not save checkpoints; output.checkpoint is ignored" << std::endl;
+  }
+
+  // Resuming: every rank takes its state from the checkpoint (rank 0 reads the file),
+  // before the clocks are set and anything is timed.
+  std::optional<ResumePoint> resume;
+  std::string file_started_at = started.iso;  // what ties checkpoints to the results file
+  if (resuming) {
+    if (!resumable) {
+      throw ConfigError("cannot resume " + output_file + ": method " + method_name +
+                        " does not save checkpoints");
+    }
+    if (is_server) {
+      try {
+        file_started_at = trace::ResultsFile::read_string_attribute(output_file, "started_at");
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    error = net::agree_on_error(error, control.get());
+    if (error) throw ConfigError(*error);
+    resume = load_checkpoint(*method, output_file, file_started_at, mpi.size(), control.get());
+    if (resume->rounds_complete > rounds) {
+      throw ConfigError("cannot resume " + output_file + " with experiment.rounds = " + std::to_string(rounds) +
+                        ": its checkpoint is after round " + std::to_string(resume->rounds_complete));
+    }
+  }
+  const int first_round = resume ? resume->rounds_complete : 0;
+
   const net::ClockEstimate clock = net::synchronize_clocks(control.get());
   trace::Timeline timeline(clock.offset_ns);
   timeline.set_enabled(config.flag("output.timeline"));
   const auto clocks = net::gather_clock_estimates(clock, control.get());
   auto hosts = net::gather_host_names(control.get());
+  if (resume && resume->from_checkpoint) {
+    // The run's time base goes on from the checkpoint even when this start's clock is
+    // behind the one that wrote it (another node, a reboot): no event of a later round
+    // is ever earlier than one of an earlier round.
+    std::int64_t shift = is_server ? std::max<std::int64_t>(0, resume->time_ns - timeline.now_ns()) : 0;
+    CMLBED_MPI_CHECK(MPI_Bcast(&shift, 1, MPI_INT64_T, 0, control.get()));
+    timeline.set_offset_ns(timeline.offset_ns() + shift);
+  }
 
+  std::vector<trace::RoundRecord> records;
   std::optional<trace::ResultsFile> results;
-  if (is_server) {
+  if (is_server && !resuming) {
     results.emplace(output_file, config.flag("output.overwrite"),
                     run_info(config, started, mpi.size(), std::move(hosts), clocks));
+    // A checkpoint next to a file this run has just replaced is another run's.
+    trace::remove_checkpoint(trace::checkpoint_path(output_file));
   }
-  net::Transport transport(MPI_COMM_WORLD, timeline, outgoing_links(config, rank, devices));
+  if (resuming) {
+    if (is_server) {
+      try {
+        results.emplace(reopen_results(output_file, *resume, config, records));
+      } catch (const std::exception& e) {
+        error = "cannot resume " + output_file + ": " + e.what();
+      }
+    }
+    error = net::agree_on_error(error, control.get());
+    if (error) throw ConfigError(*error);
+    if (is_server) {
+      std::cout << "cmlbed: resuming " << output_file
+                << (resume->from_checkpoint ? " after round " + std::to_string(first_round) + " of " +
+                                                  std::to_string(rounds) + " (checkpoint of " +
+                                                  resume->written_at + ")"
+                                            : std::string(" from its start (no checkpoint)"))
+                << std::endl;
+    }
+  }
+  // The links start now, or, resuming, as long before now as they had run at the
+  // checkpoint, so that rate traces go on where they were.
+  const std::int64_t links_start = timeline.now_ns() - (resume ? resume->elapsed_ns : 0);
+  net::Transport transport(MPI_COMM_WORLD, timeline, outgoing_links(config, rank, devices), links_start);
+  const CheckpointTarget checkpoint_target{is_server ? &*results : nullptr, config.to_ini(), file_started_at};
+  int checkpointed = first_round;  // rounds complete at the last checkpoint this run can continue from
+  const auto checkpoint = [&](int rounds_complete) {
+    write_checkpoint(*method, rounds_complete, timeline.now_ns(), timeline.now_ns() - links_start,
+                     checkpoint_target, control.get());
+    checkpointed = rounds_complete;
+  };
 
-  const int rounds = static_cast<int>(config.integer("experiment.rounds"));
   const EvaluationScope scope = evaluation_scope(config.text("evaluation.scope"));
   double flops = 0;  // this rank's, in the current round
   const RoundContext context_template{0,         rank,      devices,
                                       is_server ? 1.0 : config.real("devices.slowdown", rank),
                                       transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout")),
                                       scope,     flops};
-  std::vector<trace::RoundRecord> records;
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
-  const std::int64_t run_start = timeline.now_ns();
+  const std::int64_t run_start = links_start;
   int stopped_by = 0;       // the signal all ranks agreed to stop for (SIGTERM, SIGINT)
   int stopped_in = rounds;  // the round it stopped (was not recorded)
   bool mid_round = false;   // stopped inside the round, or at its start
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = first_round; round < rounds; ++round) {
     RoundContext context = context_template;
     context.round = round;
     flops = 0;
@@ -171,43 +280,47 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
-    if (!is_server) continue;
-    RoundMeasures measures;
-    measures.scope = scope;
-    measures.evaluation_start_ns = evaluation_starts;
-    measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
-                        moved.messages_received - counted.messages_received,
-                        moved.messages_sent - counted.messages_sent};
-    counted = moved;
-    for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
-    std::vector<Evaluation> per_rank;
-    for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
-    measures.evaluation = merge_evaluations(per_rank);
-    measures.mask_sparsity = method->mask_sparsity();
-    records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
-                                        *std::max_element(ends.begin(), ends.end()), events,
-                                        config.flag("output.timeline"), measures));
-    for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
-    results->append_round(records.back());
-    results->set_summary(summarize(records));
-    results->flush();
-    if (config.flag("output.progress")) {
-      std::cout << progress_line(records.back(), rounds,
-                                 static_cast<double>(timeline.now_ns() - run_start) * 1e-9)
-                << std::endl;
+    if (is_server) {
+      RoundMeasures measures;
+      measures.scope = scope;
+      measures.evaluation_start_ns = evaluation_starts;
+      measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
+                          moved.messages_received - counted.messages_received,
+                          moved.messages_sent - counted.messages_sent};
+      counted = moved;
+      for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
+      std::vector<Evaluation> per_rank;
+      for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
+      measures.evaluation = merge_evaluations(per_rank);
+      measures.mask_sparsity = method->mask_sparsity();
+      records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
+                                          *std::max_element(ends.begin(), ends.end()), events,
+                                          config.flag("output.timeline"), measures));
+      for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
+      results->append_round(records.back());
+      results->set_summary(summarize(records));
+      results->flush();
+      if (config.flag("output.progress")) {
+        std::cout << progress_line(records.back(), rounds,
+                                   static_cast<double>(timeline.now_ns() - run_start) * 1e-9)
+                  << std::endl;
+      }
     }
+    // After every checkpoint_every rounds and the last: the round is in the file, and
+    // every rank's state is the one after it.
+    const int done = round + 1;
+    if (checkpoint_every > 0 && (done % checkpoint_every == 0 || done == rounds)) checkpoint(done);
   }
   if (stopped_by != 0) {
-    // Every completed round is in the file already (flushed as it ended).
+    // Every completed round is in the file already (flushed as it ended). Stopped at a
+    // round boundary, every rank's state is the one after the last round: keep it too.
+    if (!mid_round && checkpoint_every > 0 && checkpointed < stopped_in) checkpoint(stopped_in);
     if (is_server) {
       results->mark_interrupted(signal_name(stopped_by), stopped_in);
       results->close();
       std::cerr << "cmlbed: interrupted by " << signal_name(stopped_by) << (mid_round ? " during" : " before")
-                << " round " << stopped_in + 1
-                << " of " << rounds << "; " << output_file << " keeps "
-                << (stopped_in == 0   ? std::string("no round")
-                    : stopped_in == 1 ? std::string("round 1")
-                                      : "rounds 1-" + std::to_string(stopped_in))
+                << " round " << stopped_in + 1 << " of " << rounds << "; " << output_file << " keeps "
+                << rounds_text(stopped_in) << continuation(output_file, resumable, stopped_in, checkpointed)
                 << std::endl;
     }
     return 128 + stopped_by;
@@ -215,7 +328,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   if (is_server) {
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
-    print_summary(config.text("experiment.method"), records, output_file, std::cout);
+    print_summary(method_name, records, output_file, std::cout);
   }
   net::barrier_politely(control.get());
   return 0;

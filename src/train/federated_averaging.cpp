@@ -1,5 +1,6 @@
 #include "federated_averaging.hpp"
 
+#include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {
@@ -110,6 +111,18 @@ std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& conte
 
 std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::final_state() {
   return {{"model", flat_state_values(*model_)}};
+}
+
+// A device: its model (trained on since the last average when aggregate_every > 1) and
+// its optimizer; the server: the last average. Batches follow (seed, device, round).
+void FederatedAveraging::save_state(torch::serialize::OutputArchive& archive) {
+  save_module(archive, "model", *model_);
+  save_optimizer(archive, "optimizer", optimizer_.get());
+}
+
+void FederatedAveraging::load_state(torch::serialize::InputArchive& archive) {
+  load_module(archive, "model", *model_);
+  load_optimizer(archive, "optimizer", optimizer_.get());
 }
 
 }  // namespace cmlbed::train

@@ -41,6 +41,14 @@ std::chrono::steady_clock::time_point timeout_from_now(const RoundContext& conte
 
 }  // namespace
 
+void Method::save_state(torch::serialize::OutputArchive& /*archive*/) {
+  throw std::logic_error("this method does not support checkpoints (supports_checkpoints() is false)");
+}
+
+void Method::load_state(torch::serialize::InputArchive& /*archive*/) {
+  throw std::logic_error("this method does not support checkpoints (supports_checkpoints() is false)");
+}
+
 trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind, int batch,
                                      int micro_batch, double flops) {
   throw_if_interrupted();  // a safe point: nothing of the stage has run yet

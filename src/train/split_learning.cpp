@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
 namespace cmlbed::train {
@@ -278,6 +279,42 @@ std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
 
 std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_state() {
   return {{"model", flat_state_values(*whole_model_)}};
+}
+
+// A device: its part and optimizer. The server: each replica (one for sl) with its
+// optimizer, the device-part shadows (for sl, shadow 1 is the device part being handed
+// from device to device) and the whole model as last aggregated. Batches follow
+// (seed, device, round).
+void SplitLearning::save_state(torch::serialize::OutputArchive& archive) {
+  if (rank_ != 0) {
+    save_module(archive, "device_part", *device_part_);
+    save_optimizer(archive, "device_optimizer", device_optimizer_.get());
+    return;
+  }
+  for (std::size_t i = 0; i < server_parts_.size(); ++i) {
+    save_module(archive, "server_part_" + std::to_string(i), *server_parts_[i].part);
+    save_optimizer(archive, "server_optimizer_" + std::to_string(i), server_parts_[i].optimizer.get());
+  }
+  for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
+    save_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
+  }
+  save_module(archive, "whole_model", *whole_model_);
+}
+
+void SplitLearning::load_state(torch::serialize::InputArchive& archive) {
+  if (rank_ != 0) {
+    load_module(archive, "device_part", *device_part_);
+    load_optimizer(archive, "device_optimizer", device_optimizer_.get());
+    return;
+  }
+  for (std::size_t i = 0; i < server_parts_.size(); ++i) {
+    load_module(archive, "server_part_" + std::to_string(i), *server_parts_[i].part);
+    load_optimizer(archive, "server_optimizer_" + std::to_string(i), server_parts_[i].optimizer.get());
+  }
+  for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
+    load_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
+  }
+  load_module(archive, "whole_model", *whole_model_);
 }
 
 }  // namespace cmlbed::train

@@ -60,6 +60,9 @@ class Config {
 
 // Reads "section.key = value" settings from an INI file (Boost.Program_options syntax).
 std::vector<RawSetting> read_ini_settings(const std::string& path);
+// The same from INI text (e.g. the configuration a results file stores); `origin` names
+// it in messages and in the settings' origin.
+std::vector<RawSetting> parse_ini_settings(const std::string& text, const std::string& origin);
 
 // Every option of the table as Boost.Program_options descriptions, one group per
 // section, for --help and command-line parsing. Values are strings checked by Config.

@@ -3,6 +3,7 @@
 // control communicator (never the transport's).
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,15 @@ int max_over_ranks(int mine, MPI_Comm comm);
 
 // Every rank's host name, at rank 0.
 std::vector<std::string> gather_host_names(MPI_Comm comm);
+
+// Every rank's byte string (of any size) to rank 0, which gets them one at a time,
+// rank 0's own first, in `take(rank, bytes)`: it holds at most one other rank's at once.
+// The other ranks send theirs and wait without spinning (checkpoints).
+void gather_blobs(const std::string& mine, MPI_Comm comm,
+                  const std::function<void(int rank, const std::string& bytes)>& take);
+
+// The reverse: rank 0 makes each rank's byte string with `make(rank)` (its own first)
+// and sends it; every rank returns its own.
+std::string scatter_blobs(MPI_Comm comm, const std::function<std::string(int rank)>& make);
 
 }  // namespace cmlbed::net

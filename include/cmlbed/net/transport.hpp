@@ -81,8 +81,12 @@ class Transport {
  public:
   // `outgoing_links`: the emulated link towards each peer this rank sends to (a device:
   // {0: its uplink}; the server: {d: the downlink to device d}); a peer without an entry
-  // is reached unshaped. Link times run on the timeline's clock.
-  Transport(MPI_Comm comm, trace::Timeline& timeline, const std::map<int, LinkSpec>& outgoing_links);
+  // is reached unshaped. Link times run on the timeline's clock. The links start (bucket
+  // full, rate traces at time 0) at `links_started_ns` on that clock, default now; a
+  // resumed run passes a time in the past, so that rate traces continue where the
+  // interrupted run left them.
+  Transport(MPI_Comm comm, trace::Timeline& timeline, const std::map<int, LinkSpec>& outgoing_links,
+            std::optional<std::int64_t> links_started_ns = std::nullopt);
   // Finishes sends in flight, cancels receives nobody matched, stops the thread.
   ~Transport();
   Transport(const Transport&) = delete;

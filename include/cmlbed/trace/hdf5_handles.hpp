@@ -7,6 +7,7 @@
 // everywhere and its exceptions carry less).
 #include <hdf5.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -109,6 +110,28 @@ DatatypeHandle make_string_type();
 // The value of a scalar string attribute, fixed- or variable-length; throws
 // Hdf5Error when the attribute holds something else. `what` names it in messages.
 std::string read_string_attribute(hid_t attribute, const std::string& what);
+
+// Dataspaces of one value and of a one-dimensional array.
+DataspaceHandle scalar_space();
+DataspaceHandle vector_space(hsize_t length);
+
+// Attributes of `owner` (a file, group or dataset); `where` names the owner in messages.
+// write_attribute creates or replaces attribute `name` and writes `data`, whose memory
+// layout is `type`; the file stores the same type.
+void write_attribute(hid_t owner, const std::string& name, hid_t type, const DataspaceHandle& space,
+                     const void* data, const std::string& where);
+void write_string_attribute(hid_t owner, const std::string& name, const std::string& value,
+                            const std::string& where);
+bool has_attribute(hid_t owner, const std::string& name, const std::string& where);
+void delete_attribute_if_present(hid_t owner, const std::string& name, const std::string& where);
+// Number of elements of attribute `name` (1 for a scalar).
+std::size_t attribute_elements(hid_t owner, const std::string& name, const std::string& where);
+// Reads attribute `name` into `count` elements of `memory_type` at `out` (HDF5 converts
+// numbers); throws Hdf5Error when it does not hold exactly `count` elements.
+void read_attribute(hid_t owner, const std::string& name, hid_t memory_type, void* out,
+                    std::size_t count, const std::string& where);
+// A scalar string attribute of `owner` by name.
+std::string read_string_attribute(hid_t owner, const std::string& name, const std::string& where);
 
 }  // namespace hdf5
 }  // namespace cmlbed::trace

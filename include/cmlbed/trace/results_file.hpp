@@ -27,6 +27,19 @@ struct RunInfo {
   std::vector<std::int64_t> clock_uncertainty_ns;  // half the round trip of the sync
 };
 
+// How many rows the tables hold: /rounds and each rank's events (index = rank).
+struct RowCounts {
+  std::uint64_t rounds = 0;
+  std::vector<std::uint64_t> events;
+};
+
+// One checkpoint written (a row of /checkpoints).
+struct CheckpointRecord {
+  std::int32_t rounds = 0;  // rounds complete at the checkpoint
+  std::int64_t bytes = 0;   // every rank's state together
+  double seconds = 0;       // from the first rank saving to the file renamed, on rank 0
+};
+
 class ResultsFile {
  public:
   using RunInfo = ::cmlbed::trace::RunInfo;
@@ -46,6 +59,17 @@ class ResultsFile {
   ResultsFile& operator=(ResultsFile&&) noexcept;
   ResultsFile(const ResultsFile&) = delete;
   ResultsFile& operator=(const ResultsFile&) = delete;
+
+  // Opens an existing results file to continue its run (`cmlbed run --resume`). Keeps
+  // the first `keep.rounds` rows of /rounds and `keep.events[r]` of each rank's events
+  // (what was written after the checkpoint the run continues from is run again), drops
+  // the final weights (/model), the marks of an interrupted run (`interrupted`,
+  // `rounds_complete`) and /summary's values, appends `resumed_after` to the root
+  // attribute `resumed_after_rounds` and replaces the root attribute `config` with
+  // `config_ini` (a resumed run may run more rounds). Throws std::invalid_argument when
+  // the file has fewer rows than `keep` or another rank count, Hdf5Error when HDF5 fails.
+  static ResultsFile reopen(const std::string& path, const RowCounts& keep, int resumed_after,
+                            const std::string& config_ini);
 
   const std::string& path() const;
   int mpi_size() const;
@@ -68,6 +92,14 @@ class ResultsFile {
   // and `rounds_complete` (how many rounds the file holds and the run finished).
   void mark_interrupted(const std::string& signal, int rounds_complete);
 
+  // The rows written so far (a checkpoint records them).
+  RowCounts row_counts() const;
+
+  // Records a checkpoint that was written: a row of /checkpoints (created with the
+  // first) and the root attributes `checkpoint_rounds` and `checkpoint_file` (the side
+  // file's name, next to this file), which say what `--resume` continues from.
+  void record_checkpoint(const CheckpointRecord& record, const std::string& checkpoint_file);
+
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 
@@ -87,9 +119,12 @@ class ResultsFile {
   static std::string read_string_attribute(const std::string& path, const std::string& name);
   static std::vector<std::pair<std::string, double>> read_summary(const std::string& path);
   static std::vector<float> read_model(const std::string& path, const std::string& name);
+  static int read_mpi_size(const std::string& path);
+  static std::vector<CheckpointRecord> read_checkpoints(const std::string& path);
 
  private:
   struct Impl;
+  explicit ResultsFile(std::unique_ptr<Impl> impl);
   Impl& open_impl() const;  // throws std::logic_error after close() or a move
   std::unique_ptr<Impl> impl_;
 };

@@ -12,11 +12,17 @@ struct RunStamp {
 };
 RunStamp now_stamp();
 
+// How a run begins: with a new results file, or continuing an existing one after its
+// last checkpoint (`cmlbed run --resume`; see checkpoint.hpp).
+enum class RunStart { fresh, resume };
+
 // Runs a validated configuration on every rank: clock sync, links, transport, the
 // method's rounds, per-round event gathering, the results file (rank 0, appended and
-// flushed each round), progress lines and the summary. Returns the exit status.
-// `output_file` is the resolved output path (used on rank 0).
+// flushed each round), checkpoints (output.checkpoint), progress lines and the summary.
+// Returns the exit status. `output_file` is the resolved output path (used on rank 0);
+// resuming, it is the file to continue, and `config` the configuration it stores (with
+// the overrides a resumed run allows).
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
-                   const RunStamp& started);
+                   const RunStamp& started, RunStart mode = RunStart::fresh);
 
 }  // namespace cmlbed::train

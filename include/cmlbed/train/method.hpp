@@ -17,6 +17,13 @@
 #include "cmlbed/trace/timeline.hpp"
 #include "cmlbed/train/evaluation.hpp"
 
+// LibTorch's checkpoint archives, declared here so that the drivers and methods that
+// include this header do not compile LibTorch's headers for them.
+namespace torch::serialize {
+class InputArchive;
+class OutputArchive;
+}  // namespace torch::serialize
+
 namespace cmlbed::train {
 
 struct RoundContext {
@@ -48,6 +55,20 @@ class Method {
   // On the server after each round, for methods whose server keeps a mask per device
   // (adasplit): each device's share of mask entries with sigmoid below 0.5, by rank.
   virtual std::map<int, double> mask_sparsity() const { return {}; }
+
+  // Checkpoints (output.checkpoint, `cmlbed run --resume`). After a completed round
+  // (training and evaluation) each rank saves what it needs to run the next rounds as if
+  // it had never stopped: weights, optimizer states, and whatever else changes from round
+  // to round. The driver saves the round count and LibTorch's default generator (dropout)
+  // itself, and data orders derived from (seed, device, round), like LocalBatches, need
+  // nothing. load_state gets a method freshly made from the same configuration for the
+  // same rank and the archive its save_state wrote; a resumed run must end with the
+  // weights of an uninterrupted one. state_archive.hpp saves modules and optimizers.
+  // A method that keeps the defaults is never checkpointed and `--resume` refuses it
+  // (exit status 2).
+  virtual bool supports_checkpoints() const { return false; }
+  virtual void save_state(torch::serialize::OutputArchive& archive);
+  virtual void load_state(torch::serialize::InputArchive& archive);
 };
 
 // A compute stage of this rank: on the timeline as `kind` (lane compute), stretched to

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Long runs on Slurm: jobs/run.sbatch stopped part-way finishes all its rounds in one
+# results file, on a private one-node cluster (tests/slurm/local-cluster.sh):
+#   - requeued by `scontrol requeue` (what an administrator, a preemption or a node
+#     failure does): the job restarts with SLURM_RESTART_COUNT=1 and resumes its file;
+#   - signalled the way `--signal=B:TERM@grace` warns of the time limit (SIGTERM to the
+#     batch shell only, here sent with `scancel --signal=TERM --batch`): the script passes
+#     it to cmlbed's ranks (launched by srun, and by mpirun), which stop cleanly, and the
+#     job requeues itself.
+# Each file must then hold every round once, no `interrupted` mark, the final weights and
+# `resumed_after_rounds`; the jobs end COMPLETED with a restart count of at least 1.
+# Usage: slurm_requeue.sh CMLBED SOURCE_DIR   (as root; skipped, status 77, otherwise)
+set -u
+cmlbed=$(realpath "$1") source_dir=$(realpath "$2")
+if [[ $(id -u) -ne 0 ]]; then echo "skipped: needs root (the test cluster's daemons run as root)"; exit 77; fi
+start=$(date +%s)
+say() { echo "[$(( $(date +%s) - start ))s] $*"; }
+
+work=$(mktemp -d /tmp/cmlbed-requeue.XXXXXX)
+cluster=$source_dir/tests/slurm/local-cluster.sh
+cleanup() { bash "$cluster" stop "$work"; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP  # so that the EXIT trap stops the daemons then too
+say "starting a local Slurm cluster in $work"
+bash "$cluster" start "$work" || { tail -20 "$work"/log/*.log 2>/dev/null; exit 1; }
+source "$work/env.sh"
+export CMLBED_BIN=$cmlbed CMLBED_RESULTS=$work/results
+mkdir -p "$work/logs"
+rounds=8
+cat >"$work/long.ini" <<EOF
+# Rounds of about 2 s (devices 30x slower than this machine): 8 of them.
+[experiment]
+method = pipar
+rounds = $rounds
+[model]
+name = lenet
+split = 2
+[data]
+dataset = synthetic
+synthetic_train = 1200
+synthetic_test = 100
+[train]
+batch_size = 16
+local_iterations = 6
+[devices]
+slowdown = 30
+[pipar]
+micro_batches = 2
+EOF
+cd "$source_dir" || exit 1
+
+field() { scontrol show job -o "$1" 2>/dev/null | grep -o "\b$2=[^ ]*" | cut -d= -f2-; }
+# rounds_in FILE: the rounds the file holds now (it may be open for writing).
+rounds_in() {
+  HDF5_USE_FILE_LOCKING=FALSE /usr/bin/python3 -c '
+import sys, h5py
+try:
+    with h5py.File(sys.argv[1], "r") as f: print(len(f["rounds"]))
+except Exception: print(0)' "$1" 2>/dev/null
+}
+# wait_for ID SECONDS CONDITION: until CONDITION (a command) succeeds; 1 on timeout.
+wait_for() {
+  local deadline=$(( $(date +%s) + $2 ))
+  until eval "$3"; do
+    [[ $(date +%s) -gt $deadline ]] && return 1
+    sleep 0.5
+  done
+}
+failures=0 checks=0
+check() {
+  checks=$((checks + 1))
+  if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; failures=$((failures + 1)); fi
+}
+show() {
+  local id=$1
+  echo "--- job $id: $(scontrol show job -o "$id" 2>/dev/null | grep -o '\b\(JobState\|Restarts\|ExitCode\|Reason\)=[^ ]*' | xargs)"
+  sed 's/^/  | /' "$work/logs/$id.out" 2>/dev/null | tail -40
+}
+# complete_file FILE: every round once, in order, no interrupted mark, the final
+# weights, and the resume recorded.
+complete_file() {
+  /usr/bin/python3 - "$1" "$rounds" <<'EOF'
+import sys, h5py
+path, rounds = sys.argv[1], int(sys.argv[2])
+with h5py.File(path, "r") as f:
+    got = list(f["rounds"]["round"])
+    problems = []
+    if got != list(range(rounds)): problems.append(f"rounds {got}")
+    if "interrupted" in f.attrs: problems.append("still marked interrupted")
+    if "model" not in f or "model" not in f["model"]: problems.append("no /model/model")
+    if "resumed_after_rounds" not in f.attrs: problems.append("no resumed_after_rounds")
+    else: print(f"  {path}: resumed after rounds {list(f.attrs['resumed_after_rounds'])}, "
+                f"checkpoints {list(f['checkpoints']['rounds'])}")
+    if problems:
+        print(f"  {path}: " + "; ".join(problems)); sys.exit(1)
+EOF
+}
+
+# 1. scontrol requeue, once the file holds 2 rounds.
+requeued=$(sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || exit 1
+file1=$CMLBED_RESULTS/slurm-$requeued/long.h5
+say "job $requeued: waiting for 2 rounds in $file1"
+wait_for "$requeued" 180 '[[ $(rounds_in "$file1") -ge 2 ]]' || { say "FAIL: no 2 rounds"; show "$requeued"; exit 1; }
+say "job $requeued: scontrol requeue"
+scontrol requeue "$requeued" || { say "FAIL: scontrol requeue refused"; show "$requeued"; exit 1; }
+
+# 2. SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it; once with srun
+# (the default launcher), once with mpirun, which pass it on differently.
+signal_batch_shell() {  # LAUNCHER: submits, waits for 2 rounds, signals; prints the job id
+  local id file
+  id=$(CMLBED_LAUNCHER=$1 sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || return 1
+  file=$CMLBED_RESULTS/slurm-$id/long.h5
+  say "job $id ($1): waiting for 2 rounds in $file" >&2
+  wait_for "$id" 180 '[[ $(rounds_in "$file") -ge 2 ]]' || { say "FAIL: no 2 rounds" >&2; show "$id" >&2; return 1; }
+  say "job $id ($1): SIGTERM to the batch shell" >&2
+  scancel --signal=TERM --batch "$id" || return 1
+  echo "$id"
+}
+signalled_srun=$(signal_batch_shell srun) || exit 1
+signalled_mpirun=$(signal_batch_shell mpirun) || exit 1
+jobs_all=("$requeued" "$signalled_srun" "$signalled_mpirun")
+
+say "waiting for the jobs to complete (at most 300 s)"
+done_jobs() {
+  local id state
+  for id in "${jobs_all[@]}"; do
+    state=$(field "$id" JobState)
+    [[ $state == COMPLETED || $state == FAILED || $state == CANCELLED || $state == TIMEOUT ]] || return 1
+  done
+}
+wait_for "" 300 done_jobs || say "FAIL: jobs not done after 300 s"
+
+for id in "${jobs_all[@]}"; do
+  check '[[ $(field "$id" JobState) == COMPLETED ]]' "job $id completed ($(field "$id" JobState))"
+  check '[[ $(field "$id" Restarts) -ge 1 ]]' "job $id was restarted ($(field "$id" Restarts) time(s))"
+  check 'grep -q "cmlbed: resuming" "$work/logs/$id.out"' "job $id resumed its file (log)"
+  check 'complete_file "$CMLBED_RESULTS/slurm-$id/long.h5"' \
+    "job $id: its file holds rounds 0-$((rounds - 1)) once, the weights, no interrupted mark"
+done
+for id in "$signalled_srun" "$signalled_mpirun"; do
+  check 'grep -q "requeueing" "$work/logs/$id.out"' "job $id requeued itself after the SIGTERM"
+done
+# Under srun every rank gets the SIGTERM itself and rank 0 says what it kept. mpirun
+# inside an allocation ends its daemons (and their output) within a second of passing the
+# signal on, so its line may be lost; its checkpoints keep the run (checked above).
+for id in "$requeued" "$signalled_srun"; do
+  check 'grep -q "cmlbed: interrupted by SIGTERM" "$work/logs/$id.out"' "job $id: cmlbed stopped cleanly"
+done
+
+[[ $failures -eq 0 ]] || for id in "${jobs_all[@]}"; do show "$id"; done
+say "$((checks - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
