@@ -1,6 +1,6 @@
 // `cmlbed run --resume` under mpirun, checked through the results files:
 //  - a run stopped by SIGTERM and resumed ends with the weights of the same run never
-//    stopped, bit for bit, for fl, sfl, pipar and sl; its /rounds rows before the cut are
+//    stopped, bit for bit, for fl, sfl, pipar, sl and adasplit; its /rounds rows before the cut are
 //    the ones the stopped run wrote, each round is there once, and every round's loss,
 //    accuracy, bytes, messages and FLOPs equal the uninterrupted run's;
 //  - rows written after the last checkpoint are dropped and run again; without any
@@ -132,6 +132,10 @@ class Resume : public ::testing::Test {
       }
     }
     all.push_back("--experiment.method=" + method);
+    if (method == "adasplit") {  // 2 devices; the cut after round 2 falls in the global phase
+      all.push_back("--adasplit.selected=1");
+      all.push_back("--adasplit.local_fraction=0.4");
+    }
     all.insert(all.end(), extra.begin(), extra.end());
     return all;
   }
@@ -236,9 +240,14 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
   }
   for (std::size_t i = 1; i < after.size(); ++i) EXPECT_GE(after[i].t_start_ns, after[i - 1].t_end_ns);
   EXPECT_EQ(forwards(path, 3), forwards(reference, 3));
-  const auto weights = ResultsFile::read_model(path, "model");
-  const auto reference_weights = ResultsFile::read_model(reference, "model");
-  EXPECT_EQ(weights, reference_weights) << method << ": not bit for bit";
+  // AdaSplit keeps its shared server part and each device's masks (the orchestrator's
+  // picks show in them too); the others one whole model.
+  const std::vector<std::string> models =
+      method == "adasplit" ? std::vector<std::string>{"server", "masks_1", "masks_2"} : std::vector<std::string>{"model"};
+  for (const std::string& model : models) {
+    EXPECT_EQ(ResultsFile::read_model(path, model), ResultsFile::read_model(reference, model))
+        << method << " " << model << ": not bit for bit";
+  }
   EXPECT_FALSE(has_attribute(path, "interrupted"));
   EXPECT_EQ(int_attribute(path, "resumed_after_rounds"), kept);
   EXPECT_EQ(int_attribute(path, "checkpoint_rounds"), 5);
@@ -246,7 +255,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
 }
 
 TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
-  for (const char* method : {"fl", "sfl", "pipar", "sl"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sl", "adasplit"}) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, "round 2/5", {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";

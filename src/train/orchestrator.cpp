@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -80,6 +81,28 @@ void Orchestrator::record(const std::map<int, double>& losses) {
     selection_sum_[static_cast<std::size_t>(device - 1)] += 1.0;
   }
   ++iterations_;
+}
+
+std::string Orchestrator::save() const {
+  std::ostringstream out;
+  out.precision(17);  // enough digits for a double to read back exactly
+  out << loss_sum_.size() << ' ' << iterations_;
+  for (std::size_t c = 0; c < loss_sum_.size(); ++c) out << ' ' << loss_sum_[c] << ' ' << selection_sum_[c];
+  out << ' ' << random_;
+  return out.str();
+}
+
+void Orchestrator::restore(const std::string& text) {
+  std::istringstream in(text);
+  std::size_t devices = 0;
+  in >> devices >> iterations_;
+  if (!in || devices != loss_sum_.size()) {
+    throw std::invalid_argument("orchestrator: saved state is for " + std::to_string(devices) + " devices, not " +
+                                std::to_string(loss_sum_.size()));
+  }
+  for (std::size_t c = 0; c < devices; ++c) in >> loss_sum_[c] >> selection_sum_[c];
+  in >> random_;
+  if (!in) throw std::invalid_argument("orchestrator: unreadable saved state");
 }
 
 }  // namespace cmlbed::train

@@ -42,6 +42,11 @@ class Orchestrator {
   std::vector<double> scores() const;
   int iterations() const { return iterations_; }
 
+  // Everything select() and record() depend on (sums, count, generator) as text, and
+  // back: a checkpointed run picks the devices an uninterrupted one would.
+  std::string save() const;
+  void restore(const std::string& text);
+
  private:
   OrchestratorPolicy policy_;
   int selected_;
