@@ -82,8 +82,9 @@ cmlbed_run_forwarding() {
 # with the results file there, it continues that run instead: `cmlbed run --resume FILE`
 # with the same overrides (a resumed run accepts those that repeat its stored values).
 # After a SIGTERM to the batch shell while the job is still running (the time-limit
-# warning of sbatch --signal=B:TERM@grace), the job requeues itself unless
-# CMLBED_REQUEUE=0; after scancel (job CANCELLED) or scontrol requeue it does not.
+# warning of sbatch --signal=B:TERM@grace), the job requeues itself if this allocation
+# wrote a new checkpoint (progress) and CMLBED_REQUEUE is not 0; after scancel (job
+# CANCELLED) or scontrol requeue it does not.
 cmlbed_launch() {
   local config output=$2 threads=${SLURM_CPUS_PER_TASK:-1} arg
   config=$(cmlbed_abspath "$1")
@@ -134,15 +135,23 @@ cmlbed_launch() {
   echo "cmlbed job ${SLURM_JOB_ID:-?} on ${SLURM_JOB_NODELIST:-?}: ${SLURM_NTASKS:-?} ranks, $threads threads each"
   echo "results: $output"
   printf '+'; printf ' %q' "${cmd[@]}"; echo
+  # The checkpoint as it is now (modification time to the nanosecond, inode): a requeue
+  # is only worth it if this allocation wrote a newer one.
+  local checkpoint_before
+  checkpoint_before=$(stat -c '%y %i' "$output.ckpt" 2>/dev/null || true)
   cmlbed_run_forwarding "${CMLBED_LAUNCHER:-srun}" "${cmd[@]}"
   if $cmlbed_terminated && [[ ${CMLBED_REQUEUE:-1} == 1 && -n ${SLURM_JOB_ID:-} ]]; then
     local state
     state=$(cmlbed_job_state)
-    if [[ $state == RUNNING ]]; then
+    if [[ $state != RUNNING ]]; then
+      echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM, job $state: not requeueing"
+    elif [[ $(stat -c '%y %i' "$output.ckpt" 2>/dev/null || true) == "$checkpoint_before" ]]; then
+      # Requeued, it would run the same rounds again and be stopped again, for ever.
+      echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM with no new checkpoint in this allocation" \
+           "(a time limit too short for start-up and one round, or output.checkpoint = 0): not requeueing" >&2
+    else
       echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM while running (time limit near): requeueing"
       scontrol requeue "$SLURM_JOB_ID" || echo "cmlbed job: scontrol requeue $SLURM_JOB_ID failed" >&2
-    else
-      echo "cmlbed job $SLURM_JOB_ID: stopped by SIGTERM, job $state: not requeueing"
     fi
   fi
   return "$cmlbed_status"
