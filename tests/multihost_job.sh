@@ -66,10 +66,15 @@ status=$?
 sed 's/^/  | /' "$work/run.out" | tail -12
 ((status == 0)) || fail "mpirun exited with status $status"
 
-# Every rank's process has ended with mpirun: nothing is left in the hosts' namespaces.
+# Every rank and daemon ends with mpirun: nothing is left in the hosts' namespaces (the
+# agents' wrappers may need a moment to see their daemon go).
 for ns in $(awk '!/^#/ { print $2 }' "$work/hosts"); do
-  left=$(ip netns pids "$ns" | xargs)
-  [[ -z $left ]] || fail "processes left in $ns after mpirun ended: $left"
+  for ((tries = 0; tries < 50; tries++)); do
+    left=$(ip netns pids "$ns" | xargs)
+    [[ -z $left ]] && break
+    sleep 0.1
+  done
+  [[ -z $left ]] || fail "processes left in $ns 5 s after mpirun ended: $(ps -o pid=,args= -p "${left// /,}")"
 done
 
 up_bytes=$(( $(port_bytes h2 rx) + $(port_bytes h3 rx) ))
