@@ -19,7 +19,7 @@
 # configuration's network.delay and jitter are set to 0 in both modes.
 #
 # Usage: scripts/bench-multihost.sh [--config FILE] [--devices D] [--rounds R]
-#          [--iterations N] [--repeats K] [--up RATE] [--down RATE] [--burst SIZE]
+#          [--iterations N] [--slowdown K] [--repeats K] [--up RATE] [--down RATE] [--burst SIZE]
 #          [--transfer-bytes SIZE] [--json FILE] [--cmlbed BINARY]
 #   --config          job to time (default configs/quickstart/pipar.ini); its
 #                     [network] rates are replaced, [device.K] link settings are refused
@@ -27,6 +27,9 @@
 #   --rounds          rounds per run (default 4); the first of each run is a warm-up
 #                     (TCP connections made, first allocations) left out of the medians
 #   --iterations      train.local_iterations (default: the configuration's)
+#   --slowdown        devices.slowdown (default: the configuration's; 1 makes the main
+#                     job's rounds bound by the links rather than by compute, which on a
+#                     busy machine is stretched from contended measurements)
 #   --repeats         runs per mode and workload (default 3)
 #   --up/--down       each device's uplink/downlink rate (default 10mbit / 25mbit, as
 #                     the main job; tc units, which cmlbed shares)
@@ -45,7 +48,7 @@ set -Eeuo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 config=$repo/configs/quickstart/pipar.ini
-devices=2 rounds=4 iterations="" repeats=3
+devices=2 rounds=4 iterations="" slowdown="" repeats=3
 up=10mbit down=25mbit burst=32kb transfer_bytes=4MiB modes="cmlbed kernel kernel-payload"
 json=$repo/results/bench-multihost.json
 cmlbed=$repo/build/cmlbed
@@ -61,6 +64,7 @@ while [[ $# -gt 0 ]]; do
     --devices) devices=$2 ;;
     --rounds) rounds=$2 ;;
     --iterations) iterations=$2 ;;
+    --slowdown) slowdown=$2 ;;
     --repeats) repeats=$2 ;;
     --up) up=$2 ;;
     --down) down=$2 ;;
@@ -149,6 +153,7 @@ tbf_bytes() {
 common=(--experiment.rounds="$rounds" --network.delay=0ms --network.jitter=0ms
         --output.progress=false --output.overwrite=true)
 [[ -n $iterations ]] && common+=(--train.local_iterations="$iterations")
+[[ -n $slowdown ]] && common+=(--devices.slowdown="$slowdown")
 shaped=(--network.uplink_rate="$up" --network.downlink_rate="$down" --network.burst="$burst")
 
 # run WORKLOAD MODE REPEAT: one run; appends a JSON line to $work/runs.jsonl.
@@ -199,13 +204,13 @@ print("  %-8s %-6s run %d: rounds %s s  (load %.1f)" % (r["workload"], r["mode"]
 workloads=(config)
 [[ $transfer_bytes != 0 ]] && workloads+=(transfer)
 echo "bench-multihost: $hosts hosts (1 server + $devices devices); every device link: up $up, down $down, burst $burst"
-echo "  config: $config ($rounds rounds${iterations:+, $iterations iterations}); transfer: $transfer_bytes; repeats: $repeats"
+echo "  config: $config ($rounds rounds${iterations:+, $iterations iterations}${slowdown:+, slowdown $slowdown}); transfer: $transfer_bytes; repeats: $repeats"
 echo "  modes: $modes (kernel-payload: up $up_payload, down $down_payload, frame/payload $(frame_over_payload) at MTU $mtu)"
 : >"$work/runs.jsonl"
 for ((repeat = 1; repeat <= repeats; repeat++)); do
   # Odd repeats in the given order, even ones reversed: drifts in load fall on every mode.
-  order=($modes)
-  ((repeat % 2 == 0)) && order=($(printf '%s\n' $modes | tac))
+  read -r -a order <<<"$modes"
+  if ((repeat % 2 == 0)); then mapfile -t order < <(printf '%s\n' "${order[@]}" | tac); fi
   for workload in "${workloads[@]}"; do
     for mode in "${order[@]}"; do run "$workload" "$mode" "$repeat"; done
   done
@@ -213,9 +218,10 @@ done
 
 mkdir -p "$(dirname "$json")"
 "$python" - "$work/runs.jsonl" "$json" "$config" "$up" "$down" "$burst" "$transfer_bytes" "$devices" \
-  "$up_payload" "$down_payload" "$(frame_over_payload)" <<'PY'
+  "$up_payload" "$down_payload" "$(frame_over_payload)" "${common[*]}" <<'PY'
 import json, statistics, sys, time, platform
-runs_path, out, config, up, down, burst, transfer_bytes, devices, up_payload, down_payload, ratio = sys.argv[1:12]
+(runs_path, out, config, up, down, burst, transfer_bytes, devices, up_payload, down_payload,
+ ratio, overrides) = sys.argv[1:13]
 runs = [json.loads(line) for line in open(runs_path) if line.strip()]
 results = []
 print()
@@ -253,7 +259,8 @@ for workload in dict.fromkeys(r["workload"] for r in runs):
             workload, entry["mode"], entry["runs"], entry["median_round_seconds"],
             entry["min_round_seconds"], entry["max_round_seconds"],
             "%.3f" % entry["median_over_cmlbed"], counted))
-doc = {"tool": "bench-multihost.sh", "config": config, "devices": int(devices),
+doc = {"tool": "bench-multihost.sh", "config": config, "overrides": overrides.split(),
+       "devices": int(devices),
        "uplink_rate": up, "downlink_rate": down, "burst": burst,
        "kernel_payload_rates": {"uplink": up_payload, "downlink": down_payload,
                                 "frame_over_payload": float(ratio)},

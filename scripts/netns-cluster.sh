@@ -75,6 +75,8 @@ host_field() {
   echo "$value"
 }
 host_names() { awk '!/^#/ { print $1 }' "$work/hosts"; }
+need_cluster() { [[ -f $work/hosts && -f $work/bridge ]] || die "no cluster in $work (run: $0 up $work)"; }
+namespace_exists() { ip netns list | awk '{ print $1 }' | grep -qx -- "$1"; }
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, veth, tc)"; }
 
@@ -85,7 +87,7 @@ time_namespaces_work() {
 
 cluster_up() {
   local hosts=${1:-3}
-  [[ $hosts =~ ^[1-9][0-9]?$ && $hosts -le 200 ]] || die "HOSTS must be 1..200 (got '$hosts')"
+  [[ $hosts =~ ^[1-9][0-9]?$ ]] || die "HOSTS must be 1..99 (got '$hosts')"
   need_root
   for tool in ip tc unshare hostname; do
     command -v "$tool" >/dev/null || die "'$tool' not found (Debian: iproute2, util-linux, hostname)"
@@ -159,8 +161,7 @@ cluster_exec() {
 cluster_mpirun() {
   local mpirun=${MPIEXEC:-mpirun}
   command -v "$mpirun" >/dev/null || die "'$mpirun' not found"
-  local hosts
-  hosts=$(host_names | wc -l)
+  # shellcheck disable=SC2054  # "tcp,self" is one word
   local args=(--hostfile "$work/hostfile" --mca plm_rsh_agent "$work/rsh-agent"
               --mca btl tcp,self --mca btl_tcp_if_include "$subnet.0/24"
               --mca oob_tcp_if_include "$subnet.0/24")
@@ -206,9 +207,10 @@ cluster_status() {
 cluster_down() {
   [[ -f $work/bridge ]] || return 0
   local namespaces=() ns pids tries
-  namespaces=($(awk '!/^#/ { print $2 }' "$work/hosts" 2>/dev/null) "$(bridge_ns)")
+  mapfile -t namespaces < <(awk '!/^#/ { print $2 }' "$work/hosts" 2>/dev/null)
+  namespaces+=("$(bridge_ns)")
   for ns in "${namespaces[@]}"; do
-    ip netns list | grep -q "^$ns\b" || continue
+    namespace_exists "$ns" || continue
     for ((tries = 0; tries < 20; tries++)); do
       pids=$(ip netns pids "$ns" 2>/dev/null | xargs)
       [[ -n $pids ]] || break
@@ -225,11 +227,11 @@ cluster_down() {
 
 case $action in
   up) cluster_up "$@" ;;
-  exec) cluster_exec "$@" ;;
-  mpirun) cluster_mpirun "$@" ;;
-  shape) cluster_shape "$@" ;;
-  unshape) [[ $# -eq 0 ]] || usage; cluster_unshape ;;
-  status) [[ $# -eq 0 ]] || usage; cluster_status ;;
+  exec) need_cluster; cluster_exec "$@" ;;
+  mpirun) need_cluster; cluster_mpirun "$@" ;;
+  shape) need_cluster; cluster_shape "$@" ;;
+  unshape) [[ $# -eq 0 ]] || usage; need_cluster; cluster_unshape ;;
+  status) [[ $# -eq 0 ]] || usage; need_cluster; cluster_status ;;
   down) [[ $# -eq 0 ]] || usage; need_root; cluster_down ;;
   *) usage ;;
 esac

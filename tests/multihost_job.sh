@@ -121,7 +121,7 @@ say "taking the hosts down"
 namespaces=$(awk '!/^#/ { print $2 }' "$work/hosts"; cat "$work/bridge")
 bash "$cluster" down "$work" || fail "netns-cluster.sh down failed"
 for ns in $namespaces; do
-  ! ip netns list | grep -q "^$ns\b" || fail "namespace $ns still exists"
+  ! ip netns list | awk '{ print $1 }' | grep -qx -- "$ns" || fail "namespace $ns still exists"
 done
 
 say "$failures failure(s)"
