@@ -14,6 +14,7 @@ packages=(
   dataset-fashion-mnist                                # the default real dataset
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
   python3-pytest                                       # their tests
+  clang libclang-rt-14-dev llvm                        # libFuzzer targets (run-tests.sh)
 )
 
 missing=()
