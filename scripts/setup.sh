@@ -15,6 +15,7 @@ packages=(
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
   python3-pytest                                       # their tests
   iproute2                                             # ip, tc: the multihost test
+  clang libclang-rt-14-dev llvm                        # libFuzzer targets (run-tests.sh)
 )
 
 missing=()

@@ -86,6 +86,10 @@ grep -q '^\[device.2\]' "$work/out" && grep -q '^plan: sfl' "$work/out" ||
 expect 2 "run: --ranks 3 applies only with --dry-run" "$cmlbed" run "${synthetic[@]}" --ranks 3
 expect 2 "run: --ranks 1 is out of range" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 1
 expect 2 "run: --ranks 'many' is not an integer" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks many
+# Found by fuzz_config: what the user typed is echoed with its line breaks shown as \n, so
+# the message stays on one line.
+expect 2 'run: --ranks .1\\n. is not an integer' "$cmlbed" run --dry-run "${synthetic[@]}" --ranks $'1\n'
+expect 2 "unknown option 'train\\\\nlr'" "$cmlbed" run --dry-run "${synthetic[@]}" $'--train\nlr=3'
 expect 2 "run: --ranks 4 disagrees with the 3 ranks mpirun started" "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 4
 expect 2 "\[device.5\] is set but the run has 3 device(s)" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 4 --device.5.slowdown=2
 expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 3

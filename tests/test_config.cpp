@@ -138,6 +138,33 @@ TEST(ConfigErrors, OutOfRange) {
                {"positive"});
 }
 
+// Found by fuzz_config: a command-line value with '#', a line break or white space at
+// either end resolved, but the configuration stored in the results file (INI) then read
+// back as another one ('a#b' as 'a'; ' a' as 'a'; 'x\ny' not at all).
+TEST(ConfigErrors, ValuesTheStoredIniCannotHold) {
+  for (const char* value : {"a#b", " a", "a\t", "x\ny", "x\r"}) {
+    expect_error([&] { Config::resolve({}, cli({{"output.file", value}})); },
+                 {"option 'output.file' (command line)", "cannot be stored in the results file"});
+  }
+  expect_error([] { Config::resolve({}, cli({{"device.2.uplink_trace", "t.csv # x"}})); },
+               {"option 'device.2.uplink_trace'", "cannot be stored"});
+  // What an INI file gives has been trimmed and cut at '#' already, so it always passes.
+  const std::string path = write_file("storable.ini", "[output]\nfile =  a b ; c  # note\n");
+  const Config config = Config::resolve(read_ini_settings(path), {});
+  EXPECT_EQ(config.text("output.file"), "a b ; c");
+  const std::string again = write_file("storable-again.ini", config.to_ini());
+  EXPECT_EQ(Config::resolve(read_ini_settings(again), {}).to_ini(), config.to_ini());
+}
+
+// Found by fuzz_config: a name or value with a line break made a two-line message.
+TEST(ConfigErrors, MessagesStayOnOneLineWhateverWasTyped) {
+  expect_error([] { Config::resolve({}, cli({{"train\nlr", "3"}})); },
+               {"unknown option 'train\\nlr'"});
+  expect_error([] { Config::resolve({}, cli({{"device.1\t.slowdown", "3"}})); },
+               {"option 'device.1\\t.slowdown'"});
+  EXPECT_STREQ(ConfigError("a\r\nb\tc").what(), "a\\r\\nb\\tc");
+}
+
 TEST(ConfigErrors, DuplicatesAndUnreadableFile) {
   const std::string path = write_file("twice.ini", "[train]\nlr = 0.1\nlr = 0.2\n");
   expect_error([&] { Config::resolve(read_ini_settings(path), {}); },
@@ -177,6 +204,12 @@ TEST(ConfigErrors, InconsistentCombinations) {
     validate_config(synthetic(cli({{"model.name", "lenet"}, {"data.synthetic_shape", "1x4x4"}})),
                     4);
   }, {"model.name = lenet", "cannot take input 1x4x4"});
+  // Found by fuzz_config: a dry run's check built a 137 GB model for this (see
+  // ModelZoo.RefusesInputsAndLayersBeyondItsLimits); now a configuration error.
+  expect_error([] {
+    validate_config(
+        synthetic(cli({{"model.name", "vgg16"}, {"data.synthetic_shape", "3x4096x4096"}})), 4);
+  }, {"model.name = vgg16", "cannot take input 3x4096x4096", "at most 1048576 values"});
 }
 
 TEST(ConfigErrors, MissingDataFiles) {

@@ -408,4 +408,21 @@ TEST_F(RateTraceFile, RejectsBadFilesNamingFileAndLine) {
             std::string::npos);
 }
 
+// Found reading the trace parser for the configuration's fuzzing: a trace path naming
+// something without end (/dev/zero) read one endless line into memory (2 GiB and 20 s
+// under `ulimit -v 4000000`, unbounded without it). Now at most 16 MiB is read.
+TEST_F(RateTraceFile, RefusesFilesLargerThanATraceMayBe) {
+  EXPECT_NE(invalid_argument_message([] { parse_rate_trace_file("/dev/zero"); })
+                .find("rate trace '/dev/zero': larger than a trace may be (at most 16 MiB)"),
+            std::string::npos);
+  std::string big = "0,10mbit\n";
+  while (big.size() <= (std::size_t{16} << 20)) big += "# padding padding padding padding\n";
+  const std::string path = write("big.csv", big);
+  EXPECT_NE(invalid_argument_message([&] { parse_rate_trace_file(path); })
+                .find("larger than a trace may be"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([] { parse_rate_trace_file("/"); }).find("read error"),
+            std::string::npos);
+}
+
 }  // namespace

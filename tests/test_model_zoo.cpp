@@ -2,6 +2,7 @@
 // parameter counts of the reference architectures.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <numeric>
 
 #include "cmlbed/model/split_model.hpp"
@@ -156,6 +157,33 @@ TEST(ModelZoo, RejectsUnknownModelAndTooSmallInput) {
   EXPECT_THROW(layer_count({"lenet", {1, 8, 8}, 10}), std::invalid_argument);
   EXPECT_THROW(layer_count({"vgg5", kGray, 1}), std::invalid_argument);
   EXPECT_THROW(ModelPart({"vgg5", kGray, 10}, 3, 8, 1), std::invalid_argument);
+}
+
+void expect_invalid_argument(const std::function<void()>& action, const std::string& fragment) {
+  try {
+    action();
+    ADD_FAILURE() << "no std::invalid_argument; expected one with '" << fragment << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "'" << fragment << "' not in: " << e.what();
+  }
+}
+
+// Found by fuzz_config: data.synthetic_shape = 3x4096x4096 with vgg16 made the check of
+// a dry run build the model (a 34-billion-parameter fc1, 4 GiB convolution outputs):
+// 12 GiB and still growing after 10 minutes. Both limits are refused before any tensor
+// of that size is made.
+TEST(ModelZoo, RefusesInputsAndLayersBeyondItsLimits) {
+  expect_invalid_argument([] { layer_count({"vgg16", {3, 4096, 4096}, 10}); },
+                          "cannot take input 3x4096x4096: allowed: at most 1048576 values "
+                          "per sample");
+  expect_invalid_argument([] { layer_count({"lenet", {4096, 64, 8}, 10}); },
+                          "at most 1048576 values");
+  // 1x1024x1024 is within the input limit, but vgg5's fc1 would take 64x256x256 inputs.
+  expect_invalid_argument([] { layer_count({"vgg5", {1, 1024, 1024}, 10}); },
+                          "layer fc1 would have 536871040 parameters (4194304 inputs); "
+                          "allowed: at most 134217728 per layer");
+  EXPECT_EQ(layer_count({"lenet", {1, 1024, 1024}, 10}), 7u);  // at the input limit
 }
 
 }  // namespace

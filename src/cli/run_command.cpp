@@ -10,7 +10,6 @@
 #include <sstream>
 #include <string>
 
-#include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
@@ -22,113 +21,11 @@
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
+#include "run_arguments.hpp"
 #include "run_plan.hpp"
-
-namespace po = boost::program_options;
 
 namespace cmlbed::cli {
 namespace {
-
-struct RunArguments {
-  std::string config_file;
-  std::string resume_file;  // --resume FILE: continue that run
-  bool dry_run = false;
-  bool help = false;
-  std::optional<int> ranks;  // --ranks N: plan a dry run for N ranks without mpirun
-  std::vector<RawSetting> settings;  // --section.key=value overrides
-};
-
-po::options_description run_options() {
-  po::options_description own("cmlbed run options");
-  own.add_options()("help,h", "show this help")(
-      "config", po::value<std::string>()->value_name("FILE"),
-      "INI configuration file; options given on the command line override it")(
-      "dry-run", "check the configuration, print the plan and the resolved configuration, "
-                 "and exit without training or writing any file")(
-      "ranks", po::value<std::string>()->value_name("N"),
-      "with --dry-run: check and plan for N ranks (1 server + N-1 devices) without "
-      "starting N processes; under mpirun it must equal -np")(
-      "resume", po::value<std::string>()->value_name("FILE"),
-      "continue the run of results file FILE after its last checkpoint (FILE.ckpt), "
-      "appending to FILE, under mpirun with the rank count FILE was written with; the "
-      "configuration stored in FILE is used: only experiment.rounds, experiment.timeout "
-      "and output.* (output.file = FILE) may be given, and other options only with their "
-      "stored values");
-  return own;
-}
-
-int parse_ranks(const std::string& value) {
-  const std::optional<long long> ranks = parse_integer(value);
-  if (!ranks) {
-    throw ConfigError("run: --ranks '" + value + "' is not an integer; give the number of " +
-                      "ranks to plan for, e.g. --ranks 17 for 1 server + 16 devices");
-  }
-  if (*ranks < 2 || *ranks > 100000) {
-    throw ConfigError("run: --ranks " + value + " is out of range; allowed: 2..100000 " +
-                      "(1 server + at least 1 device)");
-  }
-  return static_cast<int>(*ranks);
-}
-
-// The number of ranks the run is checked and planned for: mpirun's, or --ranks N for a
-// dry run started alone (so a 17-rank configuration can be checked without 17 processes).
-int planned_ranks(const RunArguments& args, int mpi_size) {
-  if (!args.ranks) return mpi_size;
-  if (!args.dry_run) {
-    throw ConfigError("run: --ranks " + std::to_string(*args.ranks) +
-                      " applies only with --dry-run; a real run has the ranks mpirun starts "
-                      "(mpirun -np " + std::to_string(*args.ranks) + ")");
-  }
-  if (mpi_size > 1 && *args.ranks != mpi_size) {
-    throw ConfigError("run: --ranks " + std::to_string(*args.ranks) + " disagrees with the " +
-                      std::to_string(mpi_size) + " ranks mpirun started; drop --ranks or " +
-                      "make it equal to -np");
-  }
-  return *args.ranks;
-}
-
-RunArguments parse_run_arguments(int argc, char** argv) {
-  po::options_description all;
-  all.add(run_options()).add(config_options_description());
-  po::parsed_options parsed(nullptr);
-  try {
-    // Unregistered options are let through so that --device.K.key=value can be
-    // checked by Config, which also reports truly unknown names with a suggestion.
-    parsed = po::command_line_parser(argc, argv)
-                 .options(all)
-                 .style(po::command_line_style::default_style &
-                        ~po::command_line_style::allow_guessing)
-                 .allow_unregistered()
-                 .run();
-  } catch (const po::error& e) {
-    throw ConfigError(std::string("run: ") + e.what());
-  }
-  RunArguments args;
-  for (const po::option& option : parsed.options) {
-    const std::string value = option.value.empty() ? "" : option.value.front();
-    if (option.position_key >= 0 || option.string_key.empty()) {
-      throw ConfigError("run: unexpected argument '" + value +
-                        "'; options are written --section.key=value");
-    }
-    if (option.string_key == "help") {
-      args.help = true;
-    } else if (option.string_key == "dry-run") {
-      args.dry_run = true;
-    } else if (option.string_key == "config") {
-      args.config_file = value;
-    } else if (option.string_key == "resume") {
-      args.resume_file = value;
-    } else if (option.string_key == "ranks") {
-      args.ranks = parse_ranks(value);
-    } else {
-      // A bare --section.flag means true (po keeps implicit values out of the tokens).
-      const OptionSpec* spec = find_option(option.string_key);
-      const bool bare_flag = value.empty() && spec != nullptr && spec->type == OptionType::flag;
-      args.settings.push_back({option.string_key, bare_flag ? "true" : value, "command line"});
-    }
-  }
-  return args;
-}
 
 // Options a resumed run may change: they change neither its mathematics nor its file.
 bool resume_may_change(const std::string& name) {

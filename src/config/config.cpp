@@ -16,6 +16,22 @@
 namespace po = boost::program_options;
 
 namespace cmlbed {
+
+namespace {
+
+std::string on_one_line(const std::string& text) {
+  std::string line;
+  for (const char c : text) {
+    line += c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : std::string(1, c);
+  }
+  return line;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(const std::string& message)
+    : std::runtime_error(on_one_line(message)) {}
+
 namespace {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -89,9 +105,24 @@ std::optional<bool> parse_flag(const std::string& value) {
   return std::nullopt;
 }
 
+// A value the resolved configuration's INI text (Config::to_ini, stored in the results
+// file and read back by a resumed run) could not hold as it is: INI comments start at '#',
+// a line break ends the value, and white space around it is trimmed when read.
+void check_storable(const std::string& shown_name, const std::string& value,
+                    const std::string& origin) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t'; };
+  if (value.find_first_of("#\r\n") != std::string::npos ||
+      (!value.empty() && (is_space(value.front()) || is_space(value.back())))) {
+    throw ConfigError("option '" + shown_name + "' (" + origin + "): '" + value +
+                      "' cannot be stored in the results file's INI text; allowed: a value "
+                      "without '#' or line breaks that neither starts nor ends with white space");
+  }
+}
+
 // Checks a value against its option's type and range (throws ConfigError).
 void check_value(const OptionSpec& spec, const std::string& shown_name, const std::string& value,
                  const std::string& origin) {
+  check_storable(shown_name, value, origin);
   const auto check_range = [&](double number) {
     if (number < spec.min || number > spec.max) {
       fail_value(spec, shown_name, value, origin, "is out of range");

@@ -7,6 +7,11 @@
 namespace cmlbed::model {
 namespace {
 
+// The limits documented in zoo.hpp. With at most 64 channels at full resolution in this
+// zoo, a layer's output stays within 2^26 values (256 MiB) per sample.
+constexpr std::int64_t kMaxInputValues = std::int64_t{1} << 20;
+constexpr std::int64_t kMaxLayerParameters = std::int64_t{1} << 27;
+
 // splitmix64: decorrelates the per-layer seeds derived from one run seed.
 std::uint64_t layer_seed(std::uint64_t seed, std::size_t index) {
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
@@ -20,9 +25,20 @@ std::uint64_t layer_seed(std::uint64_t seed, std::size_t index) {
 class NetworkBuilder {
  public:
   NetworkBuilder(const ModelOptions& options, std::uint64_t seed)
-      : options_(options), seed_(seed),
-        probe_(torch::zeros({1, options.input.channels, options.input.height,
-                             options.input.width})) {}
+      : options_(options), seed_(seed), probe_(probe_input(options)) {}
+
+  // Before a dense layer is made: its weights are allocated (and drawn) at once, so a
+  // huge one must be refused before, not after.
+  void check_dense(const std::string& name, std::int64_t in, std::int64_t out) const {
+    const std::int64_t parameters = in * out + out;
+    if (parameters > kMaxLayerParameters) {
+      throw std::invalid_argument(
+          "model '" + options_.name + "' is too large for input " + options_.input.to_string() +
+          ": layer " + name + " would have " + std::to_string(parameters) +
+          " parameters (" + std::to_string(in) + " inputs); allowed: at most " +
+          std::to_string(kMaxLayerParameters) + " per layer (use a smaller input)");
+    }
+  }
 
   template <typename LayerType, typename... Args>
   void add(std::string name, Args&&... args) {
@@ -47,6 +63,25 @@ class NetworkBuilder {
   std::vector<NamedLayer> take() { return std::move(layers_); }
 
  private:
+  // One sample of the input; checked first, because every layer's output (up to 64
+  // channels at full resolution in this zoo) grows with it.
+  static torch::Tensor probe_input(const ModelOptions& options) {
+    const ImageShape& in = options.input;
+    if (in.channels < 1 || in.height < 1 || in.width < 1) {
+      throw std::invalid_argument("model '" + options.name + "' cannot take input " +
+                                  in.to_string() + ": every dimension must be at least 1");
+    }
+    if (in.channels > kMaxInputValues || in.height > kMaxInputValues ||
+        in.width > kMaxInputValues ||
+        in.channels * in.height * in.width > kMaxInputValues) {
+      throw std::invalid_argument("model '" + options.name + "' cannot take input " +
+                                  in.to_string() + ": allowed: at most " +
+                                  std::to_string(kMaxInputValues) +
+                                  " values per sample (C x H x W, e.g. 3x512x512)");
+    }
+    return torch::zeros({1, in.channels, in.height, in.width});
+  }
+
   ModelOptions options_;
   std::uint64_t seed_;
   torch::Tensor probe_;
@@ -61,6 +96,7 @@ void conv(NetworkBuilder& b, const std::string& name, std::int64_t out, std::int
 
 void dense(NetworkBuilder& b, const std::string& name, std::int64_t out,
            Activation act = Activation::relu, double dropout = 0.0) {
+  b.check_dense(name, b.features(), out);
   b.add<Dense>(name, b.features(), out, act, dropout);
 }
 

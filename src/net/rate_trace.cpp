@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -99,10 +100,34 @@ std::optional<double> RateTrace::rate_at(std::int64_t ns_since_start,
       .bits_per_second;
 }
 
+namespace {
+
+// A trace file is at most 16 MiB (some 800,000 points of 't_seconds,rate'), read in
+// chunks up to that: a path to something without end (/dev/zero) or to a large file that
+// is not a trace must cost an error, not memory.
+constexpr std::size_t kMaxTraceFileBytes = std::size_t{16} << 20;
+
+std::string read_trace_text(const std::string& path, const std::string& where) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::invalid_argument(where + ": cannot open (" + std::strerror(errno) + ")");
+  std::string text;
+  char chunk[1 << 16];
+  while (file.read(chunk, sizeof chunk) || file.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(file.gcount()));
+    if (text.size() > kMaxTraceFileBytes) {
+      throw std::invalid_argument(where + ": larger than a trace may be (at most " +
+                                  std::to_string(kMaxTraceFileBytes >> 20) + " MiB)");
+    }
+  }
+  if (file.bad()) throw std::invalid_argument(where + ": read error");
+  return text;
+}
+
+}  // namespace
+
 RateTrace parse_rate_trace_file(const std::string& path) {
   const std::string where = "rate trace '" + path + "'";
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(where + ": cannot open (" + std::strerror(errno) + ")");
+  std::istringstream in(read_trace_text(path, where));
 
   std::vector<RatePoint> points;
   bool seen_data = false;
@@ -139,7 +164,6 @@ RateTrace parse_rate_trace_file(const std::string& path) {
     if (!problem.empty()) fail(problem);
     points.push_back(point);
   }
-  if (in.bad()) throw std::invalid_argument(where + ": read error");
   if (points.empty()) {
     throw std::invalid_argument(where +
                                 ": no points (expected lines 't_seconds,rate', e.g. '0,10mbit')");

@@ -1,5 +1,6 @@
 #pragma once
 #include <stdexcept>
+#include <string>
 
 namespace cmlbed {
 
@@ -8,7 +9,9 @@ namespace cmlbed {
 // with status 2, before any work and before any output file exists.
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // Keeps the message on one line: line breaks and tabs in what the user typed (an
+  // option name, a value, a path) are shown as \n, \r and \t.
+  explicit ConfigError(const std::string& message);
 };
 
 }  // namespace cmlbed

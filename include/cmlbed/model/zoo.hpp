@@ -30,7 +30,11 @@ struct LayerStats {
 };
 
 // Builds the network and runs one sample through it. Throws std::invalid_argument when
-// the name is unknown or the network cannot take the input (e.g. an image too small).
+// the name is unknown, the network cannot take the input (e.g. an image too small) or
+// would be too large: the zoo takes at most 2^20 values per sample (3x512x512,
+// 1x1024x1024) and at most 2^27 parameters in one layer (512 MiB of float32; a dense
+// layer grows with the input), so that no configuration makes a check (which builds
+// the model to count its layers) or a run allocate without bound.
 std::vector<LayerStats> layer_stats(const ModelOptions& options);
 
 // Number of splittable layers L (split points are 0..L).

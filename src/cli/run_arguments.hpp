@@ -1,0 +1,36 @@
+#pragma once
+// The arguments of `cmlbed run`: its own options (--config, --dry-run, --ranks, --resume, --help)
+// and the --section.key=value settings, parsed without MPI so that they can be tested
+// and fuzzed (tests/fuzz/fuzz_config.cpp) without starting ranks.
+#include <boost/program_options/options_description.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cmlbed/config/config.hpp"
+
+namespace cmlbed::cli {
+
+struct RunArguments {
+  std::string config_file;
+  std::string resume_file;  // --resume FILE: continue that run
+  bool dry_run = false;
+  bool help = false;
+  std::optional<int> ranks;          // --ranks N: plan a dry run for N ranks without mpirun
+  std::vector<RawSetting> settings;  // --section.key=value overrides
+};
+
+// `cmlbed run`'s own options (without the configuration options), for --help.
+boost::program_options::options_description run_options();
+
+// Throws ConfigError for anything that is not an option of the run command or of the
+// configuration table (unknown configuration names are left to Config::resolve, which
+// suggests the nearest one).
+RunArguments parse_run_arguments(int argc, const char* const* argv);
+
+// The number of ranks the run is checked and planned for: mpirun's, or --ranks N for a
+// dry run started alone (so a 17-rank configuration can be checked without 17 processes).
+// Throws ConfigError when --ranks is given without --dry-run or disagrees with mpirun.
+int planned_ranks(const RunArguments& args, int mpi_size);
+
+}  // namespace cmlbed::cli
