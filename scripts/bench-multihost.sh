@@ -150,8 +150,10 @@ tbf_bytes() {
   echo "$up_total $down_total"
 }
 
+# No checkpoints: their state travels to rank 0 between rounds, through the tbf in the
+# kernel runs, which would lengthen the runs and blur the tbf's byte counts.
 common=(--experiment.rounds="$rounds" --network.delay=0ms --network.jitter=0ms
-        --output.progress=false --output.overwrite=true)
+        --output.progress=false --output.overwrite=true --output.checkpoint=0)
 [[ -n $iterations ]] && common+=(--train.local_iterations="$iterations")
 [[ -n $slowdown ]] && common+=(--devices.slowdown="$slowdown")
 shaped=(--network.uplink_rate="$up" --network.downlink_rate="$down" --network.burst="$burst")
