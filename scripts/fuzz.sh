@@ -15,7 +15,8 @@ build=${1:?usage: scripts/fuzz.sh BUILD_DIR [RUNS | SECONDSs] [TARGET ...]}
 budget=${2:-1000000}
 shift $(($# < 2 ? $# : 2))
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$(cd "$build" 2>/dev/null && pwd) || { echo "fuzz: no build directory $1" >&2; exit 77; }
+[[ -d $build ]] || { echo "fuzz: no build directory $build" >&2; exit 77; }
+build=$(cd "$build" && pwd)
 targets=("$@")
 ((${#targets[@]} > 0)) ||
   targets=(fuzz_units fuzz_rate_trace fuzz_idx_reader fuzz_cifar_reader fuzz_config)
