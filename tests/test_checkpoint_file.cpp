@@ -91,6 +91,7 @@ RoundRecord sample_round(int round, double accuracy) {
   record.idle_s.assign(kRanks, 0.4);
   record.flops.assign(kRanks, 1e9);
   record.device_accuracy.assign(kRanks, std::nan(""));
+  record.mask_sparsity.assign(kRanks, std::nan(""));
   return record;
 }
 
