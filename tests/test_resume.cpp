@@ -6,6 +6,7 @@
 //  - rows written after the last checkpoint are dropped and run again; without any
 //    checkpoint a resumed run starts over in the same file;
 //  - a finished run goes on with more rounds, and resuming a finished run changes nothing;
+//  - rate traces go on where they were;
 //  - what cannot be continued is refused with exit status 2 and one line.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -298,6 +299,29 @@ TEST_F(Resume, AFinishedRunGoesOnWithMoreRounds) {
   EXPECT_NE(again.out.find("after round 5 of 5"), std::string::npos) << again.out;
   EXPECT_EQ(ResultsFile::read_rounds(path).size(), 5u);
   EXPECT_EQ(ResultsFile::read_model(path, "model"), weights);
+}
+
+// The links go on from where they were: a rate trace that is slow for the first 10 s and
+// fast after does not start over when a run stopped after them is resumed. (270 kB up a
+// round: 2.2 s at 1 mbit, so the 6th round ends after the first 10 s; 20 ms at 100 mbit.
+// Were the trace to start over, the first resumed round would take 2.2 s again.)
+TEST_F(Resume, RateTracesGoOnWhereTheyWere) {
+  const std::string trace = (dir_ / "trace.csv").string();
+  std::ofstream(trace) << "0,1mbit\n10,100mbit\n";
+  const std::string path = file("trace");
+  run_and_stop(3, options("sfl", {"--experiment.rounds=200", "--network.uplink_trace=" + trace, "--output.file=" + path}),
+               "trace", "round 6/200");
+  const auto before = ResultsFile::read_rounds(path);
+  ASSERT_GE(before.size(), 6u);
+  ASSERT_LT(before.size(), 200u);
+  const Outcome resumed =
+      run(3, {"--resume", path, "--experiment.rounds=" + std::to_string(before.size() + 1)}, "trace_resumed");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  const auto after = ResultsFile::read_rounds(path);
+  ASSERT_EQ(after.size(), before.size() + 1);
+  EXPECT_GT(after.front().wall_s, 1.5);  // the slow start of the trace
+  EXPECT_LT(after.back().wall_s, 0.25 * after.front().wall_s)
+      << "the resumed round ran at the trace's first rate again";
 }
 
 TEST_F(Resume, RefusesWhatItCannotContinue) {
