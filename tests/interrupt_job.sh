@@ -52,6 +52,7 @@ PY
 interrupt early ""             # in round 1 (or just before it)
 interrupt later "round 1/6"    # after round 1 was written
 grep -q "keeps round 1\b\|keeps rounds 1-" "$work/later.err" || fail "later: the line does not say which rounds are kept"
+grep -q "cmlbed run --resume $work/later.h5" "$work/later.err" || fail "later: the line does not say how to continue"
 
 echo "$failures failure(s)"
 (( failures == 0 ))
