@@ -12,6 +12,7 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
@@ -118,6 +119,7 @@ RunArguments parse_run_arguments(int argc, char** argv) {
 
 int run_command(int argc, char** argv) {
   net::MpiSession mpi(argc, argv);
+  trace::startup_clock().end(trace::StartupPhase::mpi_init);
   const bool is_server = mpi.rank() == 0;
 
   // Every rank parses and validates the same inputs; the ranks then agree on the first
@@ -147,6 +149,7 @@ int run_command(int argc, char** argv) {
     error = e.what();
   }
   error = net::agree_on_error(error, MPI_COMM_WORLD);
+  trace::startup_clock().end(trace::StartupPhase::config);
   if (error) {
     if (is_server) std::cerr << "cmlbed: error: " << *error << "\n";
     return 2;

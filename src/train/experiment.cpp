@@ -1,6 +1,7 @@
 #include "cmlbed/train/experiment.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -16,10 +17,13 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
+#include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
+#include "startup_report.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -74,6 +78,8 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   model::set_intra_op_threads(
       static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
+  trace::StartupClock& startup = trace::startup_clock();
+  startup.end(trace::StartupPhase::libtorch);
 
   // The method first (it loads and partitions the data), before any file exists: data
   // that cannot be split as configured (more devices than samples, say) is a
@@ -87,8 +93,10 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   }
   error = net::agree_on_error(error, control.get());
   if (error) throw ConfigError(*error);
+  startup.end(trace::StartupPhase::model);
 
   const net::ClockEstimate clock = net::synchronize_clocks(control.get());
+  startup.end(trace::StartupPhase::clocks);
   trace::Timeline timeline(clock.offset_ns);
   timeline.set_enabled(config.flag("output.timeline"));
   const auto clocks = net::gather_clock_estimates(clock, control.get());
@@ -99,6 +107,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     results.emplace(output_file, config.flag("output.overwrite"),
                     run_info(config, started, mpi.size(), std::move(hosts), clocks));
   }
+  startup.end(trace::StartupPhase::results_file);
   net::Transport transport(MPI_COMM_WORLD, timeline, outgoing_links(config, rank, devices));
 
   const int rounds = static_cast<int>(config.integer("experiment.rounds"));
@@ -112,6 +121,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
   const std::int64_t run_start = timeline.now_ns();
+  std::vector<double> startup_figures;  // this rank's, taken as round 1 starts
   int stopped_by = 0;       // the signal all ranks agreed to stop for (SIGTERM, SIGINT)
   int stopped_in = rounds;  // the round it stopped (was not recorded)
   bool mid_round = false;   // stopped inside the round, or at its start
@@ -129,6 +139,10 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
       break;
     }
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+    if (round == 0) {
+      startup.end(trace::StartupPhase::transport);
+      startup_figures = startup_measures();
+    }
     const std::int64_t start = timeline.now_ns();
     int broken_by = 0;
     try {
@@ -171,7 +185,14 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
+    // Start-up figures travel once, with the first round's, outside its timed work.
+    std::vector<std::vector<double>> startups;
+    if (round == 0) startups = net::gather_doubles(startup_figures, control.get());
     if (!is_server) continue;
+    if (round == 0) {
+      write_startup(*results, startups);
+      if (config.flag("output.progress")) std::cout << startup_line(startups) << std::endl;
+    }
     RoundMeasures measures;
     measures.scope = scope;
     measures.evaluation_start_ns = evaluation_starts;
@@ -211,7 +232,13 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
     return 128 + stopped_by;
   }
+  // Each rank's peak resident memory over the whole run.
+  const trace::MemoryUse memory = trace::memory_use();
+  const auto peaks = net::gather_doubles({static_cast<double>(memory.peak_rss_bytes)}, control.get());
   if (is_server) {
+    std::vector<double> peak_bytes;
+    for (const auto& peak : peaks) peak_bytes.push_back(peak.at(0) < 0 ? std::nan("") : peak.at(0));
+    results->write_process_measure("peak_rss_bytes", peak_bytes);
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
     print_summary(config.text("experiment.method"), records, output_file, std::cout);
