@@ -7,6 +7,7 @@ and numpy (Debian's /usr/bin/python3).
 usage: bench-startup-summary.py DIR N [N ...] [--json FILE]"""
 import argparse
 import json
+import os
 import sys
 
 import h5py
@@ -37,6 +38,11 @@ def summarise(directory, n):
         "round1_wall_s": round_wall,
         "startup_s_median": median(process["startup_s"]),
         "startup_s_max": float(np.max(process["startup_s"])),
+        # Every rank's CPU seconds to round 1, summed: over the machine's cores, the least
+        # wall time start-up could take on an otherwise idle machine.
+        "startup_cpu_s_all_ranks": float(sum(np.sum(process[f"startup_{p}_cpu_s"]) for p in PHASES)),
+        "idle_rank_cpu_s_all_ranks": float(np.sum(idle["load_cpu_s"]) + np.sum(idle["mpi_init_cpu_s"])
+                                           + np.sum(idle["libtorch_cpu_s"])),
         "startup_cpu_s_median_device": {p: median(process[f"startup_{p}_cpu_s"][devices]) for p in PHASES},
         "startup_cpu_s_server": {p: float(process[f"startup_{p}_cpu_s"][0]) for p in PHASES},
         "startup_wall_s_median": {p: median(process[f"startup_{p}_s"]) for p in PHASES},
@@ -52,6 +58,11 @@ def summarise(directory, n):
         "device_peak_above_idle_mib_max": (float(np.max(process["peak_rss_bytes"][devices])) - baseline_peak) / MIB,
         "server_peak_rss_mib": float(process["peak_rss_bytes"][0]) / MIB,
         "machine_memory_used_by_run_gib": (run["available_before_kib"] - run["available_lowest_kib"]) / 2.0**20,
+        "pss_all_ranks_at_round1_gib": float(np.sum(process["pss_at_round1_bytes"])) / 2.0**30,
+        "pss_all_ranks_at_end_gib": float(np.sum(process["pss_at_end_bytes"])) / 2.0**30,
+        "device_pss_at_round1_mib_median": median(process["pss_at_round1_bytes"][devices]) / MIB,
+        "run_cpu_s": run.get("cpu_s", float("nan")),
+        "others_busy_cores": run.get("others_busy_cores", float("nan")),
     }
     return result
 
@@ -63,14 +74,22 @@ def main():
     parser.add_argument("--json", default="results/bench-startup.json")
     args = parser.parse_args()
     results = [summarise(args.directory, n) for n in args.ranks]
-    print("ranks  mpirun s  start-up s (median/max)  round 1 s  idle start-up s  "
-          "device peak MiB (median/max, idle)  above idle  server peak MiB  machine GiB")
+    cores = os.cpu_count() or 1
+    print(f"ranks  others' cores  mpirun s  start-up s median/max (idle rank)  CPU s of all ranks to round 1 "
+          f"/ {cores} cores (idle ranks)  round 1 s")
     for r in results:
-        print(f"{r['ranks']:5d}  {r['mpirun_wall_s']:8.1f}  {r['startup_s_median']:10.1f} / {r['startup_s_max']:6.1f}"
-              f"  {r['round1_wall_s']:9.2f}  {r['idle_rank']['startup_s_median']:15.1f}"
-              f"  {r['device_peak_rss_mib_median']:9.0f} / {r['device_peak_rss_mib_max']:4.0f}"
+        print(f"{r['ranks']:5d}  {r['others_busy_cores']:13.2f}  {r['mpirun_wall_s']:8.1f}"
+              f"  {r['startup_s_median']:6.1f} / {r['startup_s_max']:6.1f} ({r['idle_rank']['startup_s_median']:6.1f})"
+              f"  {r['startup_cpu_s_all_ranks']:7.1f} / {cores} = {r['startup_cpu_s_all_ranks'] / cores:6.1f}"
+              f" ({r['idle_rank_cpu_s_all_ranks'] / cores:6.1f})  {r['round1_wall_s']:9.2f}")
+    print("\nranks  device peak RSS MiB median/max (idle rank)  above idle  device Pss MiB  server peak MiB"
+          "  Pss of all ranks GiB round 1/end  MemAvailable drop GiB")
+    for r in results:
+        print(f"{r['ranks']:5d}  {r['device_peak_rss_mib_median']:19.0f} / {r['device_peak_rss_mib_max']:4.0f}"
               f" ({r['idle_rank']['peak_rss_mib_median']:4.0f})  {r['device_peak_above_idle_mib_max']:10.0f}"
-              f"  {r['server_peak_rss_mib']:15.0f}  {r['machine_memory_used_by_run_gib']:11.1f}")
+              f"  {r['device_pss_at_round1_mib_median']:14.0f}  {r['server_peak_rss_mib']:15.0f}"
+              f"  {r['pss_all_ranks_at_round1_gib']:16.2f} / {r['pss_all_ranks_at_end_gib']:5.2f}"
+              f"  {r['machine_memory_used_by_run_gib']:21.2f}")
     print("\nCPU seconds per rank by start-up phase (median device / server):")
     print("ranks  " + "  ".join(f"{p:>17s}" for p in PHASES))
     for r in results:

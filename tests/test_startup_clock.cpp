@@ -31,6 +31,9 @@ TEST(ProcessStats, StartIsInThePastAndMemoryIsResident) {
   const MemoryUse memory = memory_use();
   EXPECT_GT(memory.rss_bytes, 1 << 20);
   EXPECT_GE(memory.peak_rss_bytes, memory.rss_bytes);
+  // Shared pages count in part only, never more than in full.
+  EXPECT_GT(memory.pss_bytes, 0);
+  EXPECT_LE(memory.pss_bytes, memory.rss_bytes + (1 << 20));
 }
 
 TEST(ProcessStats, PeakGrowsWithTouchedMemory) {

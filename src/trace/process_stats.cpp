@@ -57,6 +57,13 @@ MemoryUse memory_use() {
     if (key == "VmRSS:") use.rss_bytes = kib * 1024;
     if (key == "VmHWM:") use.peak_rss_bytes = kib * 1024;
   }
+  std::ifstream rollup("/proc/self/smaps_rollup");  // Linux 4.14 and later
+  while (std::getline(rollup, line)) {
+    std::istringstream words(line);
+    std::string key;
+    long long kib = 0;
+    if (words >> key >> kib && key == "Pss:") use.pss_bytes = kib * 1024;
+  }
   return use;
 }
 

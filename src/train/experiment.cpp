@@ -232,13 +232,19 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
     return 128 + stopped_by;
   }
-  // Each rank's peak resident memory over the whole run.
+  // Each rank's peak resident memory over the whole run, and its share of the machine's
+  // memory at the end.
   const trace::MemoryUse memory = trace::memory_use();
-  const auto peaks = net::gather_doubles({static_cast<double>(memory.peak_rss_bytes)}, control.get());
+  const auto at_end = net::gather_doubles(
+      {static_cast<double>(memory.peak_rss_bytes), static_cast<double>(memory.pss_bytes)}, control.get());
   if (is_server) {
-    std::vector<double> peak_bytes;
-    for (const auto& peak : peaks) peak_bytes.push_back(peak.at(0) < 0 ? std::nan("") : peak.at(0));
+    std::vector<double> peak_bytes, pss_bytes;
+    for (const auto& figures : at_end) {
+      peak_bytes.push_back(figures.at(0) < 0 ? std::nan("") : figures.at(0));
+      pss_bytes.push_back(figures.at(1) < 0 ? std::nan("") : figures.at(1));
+    }
     results->write_process_measure("peak_rss_bytes", peak_bytes);
+    results->write_process_measure("pss_at_end_bytes", pss_bytes);
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
     print_summary(config.text("experiment.method"), records, output_file, std::cout);

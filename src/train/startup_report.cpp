@@ -14,12 +14,13 @@ namespace {
 
 using trace::kStartupPhaseCount;
 // The figures of a rank, in this order: wall seconds of each phase, CPU seconds of each
-// phase, the total, VmRSS, VmHWM.
+// phase, the total, VmRSS, VmHWM, Pss.
 constexpr std::size_t kCpu = kStartupPhaseCount;
 constexpr std::size_t kTotal = 2 * kStartupPhaseCount;
 constexpr std::size_t kRss = kTotal + 1;
 constexpr std::size_t kPeakRss = kTotal + 2;
-constexpr std::size_t kMeasures = kTotal + 3;
+constexpr std::size_t kPss = kTotal + 3;
+constexpr std::size_t kMeasures = kTotal + 4;
 
 std::vector<double> column(const std::vector<std::vector<double>>& per_rank, std::size_t index) {
   std::vector<double> values;
@@ -54,7 +55,7 @@ std::vector<double> startup_measures() {
   for (const double cpu : clock.phase_cpu_seconds()) measures.push_back(cpu);
   measures.push_back(clock.total_seconds());
   const trace::MemoryUse memory = trace::memory_use();
-  for (const std::int64_t bytes : {memory.rss_bytes, memory.peak_rss_bytes}) {
+  for (const std::int64_t bytes : {memory.rss_bytes, memory.peak_rss_bytes, memory.pss_bytes}) {
     measures.push_back(bytes < 0 ? std::nan("") : static_cast<double>(bytes));
   }
   return measures;
@@ -70,6 +71,7 @@ void write_startup(trace::ResultsFile& results, const std::vector<std::vector<do
   results.write_process_measure("startup_s", column(per_rank, kTotal));
   results.write_process_measure("rss_at_round1_bytes", column(per_rank, kRss));
   results.write_process_measure("peak_rss_at_round1_bytes", column(per_rank, kPeakRss));
+  results.write_process_measure("pss_at_round1_bytes", column(per_rank, kPss));
 }
 
 std::string startup_line(const std::vector<std::vector<double>>& per_rank) {
@@ -100,7 +102,8 @@ std::string startup_line(const std::vector<std::vector<double>>& per_rank) {
     line += format(", devices median %.0f MB", median(devices) / 1e6) +
             format(" (max %.0f MB)", *std::max_element(devices.begin(), devices.end()) / 1e6);
   }
-  return line;
+  const std::vector<double> pss = column(per_rank, kPss);
+  return line + format("; Pss of all ranks %.2f GB", std::accumulate(pss.begin(), pss.end(), 0.0) / 1e9);
 }
 
 }  // namespace cmlbed::train

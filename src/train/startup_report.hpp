@@ -11,15 +11,18 @@
 namespace cmlbed::train {
 
 // This rank's figures now (call it at the start of round 1): the wall and the CPU seconds
-// of each start-up phase (trace::StartupPhase order), the total, VmRSS and VmHWM in bytes.
+// of each start-up phase (trace::StartupPhase order), the total, VmRSS, VmHWM and Pss in
+// bytes.
 std::vector<double> startup_measures();
 
 // Writes every rank's startup_measures() (index = rank) as /process/startup_<phase>_s,
-// /process/startup_<phase>_cpu_s, /process/startup_s, /process/rss_at_round1_bytes and /process/peak_rss_at_round1_bytes.
+// /process/startup_<phase>_cpu_s, /process/startup_s, /process/rss_at_round1_bytes,
+// /process/peak_rss_at_round1_bytes and /process/pss_at_round1_bytes.
 void write_startup(trace::ResultsFile& results, const std::vector<std::vector<double>>& per_rank);
 
 // "start-up 12.3 s to round 1; CPU s per rank (median) 2.10: load 1.05, data 0.40, ...;
-// resident at round 1: server 412 MB, devices median 180 MB (max 190 MB)".
+// resident at round 1: server 412 MB, devices median 180 MB (max 190 MB); Pss of all ranks
+// 2.1 GB".
 std::string startup_line(const std::vector<std::vector<double>>& per_rank);
 
 }  // namespace cmlbed::train

@@ -18,13 +18,16 @@ std::int64_t process_cpu_ns();
 // (10 ms on Linux). Empty where /proc/self/stat cannot be read or parsed.
 std::optional<std::int64_t> process_start_ns();
 
-// Resident memory from /proc/self/status: VmRSS now and VmHWM (the peak so far), in
-// bytes. Both count every page the process has resident, shared library pages
-// included, so compare ranks with an idle rank's figures (scripts/bench-startup.sh);
-// -1 where they cannot be read.
+// Resident memory in bytes, -1 where it cannot be read: VmRSS now and VmHWM (the peak
+// so far) from /proc/self/status, which count every page the process has resident,
+// shared library pages included (compare ranks with an idle rank's figures,
+// scripts/bench-startup.sh); and Pss from /proc/self/smaps_rollup, which divides each
+// shared page among the processes that map it, so that the ranks' Pss add up to the
+// memory the run takes from the machine.
 struct MemoryUse {
   std::int64_t rss_bytes = -1;
   std::int64_t peak_rss_bytes = -1;
+  std::int64_t pss_bytes = -1;
 };
 MemoryUse memory_use();
 
