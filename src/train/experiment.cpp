@@ -134,6 +134,9 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // then meet in a plain barrier: all are there by then, so it spins for microseconds
     // and lets them leave together (the polite wait alone lets them trail by up to its
     // 1 ms backoff).
+    // Memory at round 1 is read before the ranks meet: reading /proc takes milliseconds,
+    // which must not delay one rank's start of the round.
+    const trace::MemoryUse memory_at_start = round == 0 ? trace::memory_use() : trace::MemoryUse{};
     if ((stopped_by = net::max_over_ranks(interrupt_signal(), control.get())) != 0) {
       stopped_in = round;
       break;
@@ -141,7 +144,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
     if (round == 0) {
       startup.end(trace::StartupPhase::transport);
-      startup_figures = startup_measures();
+      startup_figures = startup_measures(memory_at_start);
     }
     const std::int64_t start = timeline.now_ns();
     int broken_by = 0;

@@ -49,12 +49,11 @@ std::string format(const char* pattern, double value) {
 
 }  // namespace
 
-std::vector<double> startup_measures() {
+std::vector<double> startup_measures(const trace::MemoryUse& memory) {
   const trace::StartupClock& clock = trace::startup_clock();
   std::vector<double> measures = clock.phase_seconds();
   for (const double cpu : clock.phase_cpu_seconds()) measures.push_back(cpu);
   measures.push_back(clock.total_seconds());
-  const trace::MemoryUse memory = trace::memory_use();
   for (const std::int64_t bytes : {memory.rss_bytes, memory.peak_rss_bytes, memory.pss_bytes}) {
     measures.push_back(bytes < 0 ? std::nan("") : static_cast<double>(bytes));
   }

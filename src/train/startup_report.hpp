@@ -6,14 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed::train {
 
-// This rank's figures now (call it at the start of round 1): the wall and the CPU seconds
-// of each start-up phase (trace::StartupPhase order), the total, VmRSS, VmHWM and Pss in
-// bytes.
-std::vector<double> startup_measures();
+// This rank's figures (call it at the start of round 1): the wall and the CPU seconds of
+// each start-up phase (trace::StartupPhase order), the total, and `memory`'s VmRSS, VmHWM
+// and Pss in bytes.
+std::vector<double> startup_measures(const trace::MemoryUse& memory);
 
 // Writes every rank's startup_measures() (index = rank) as /process/startup_<phase>_s,
 // /process/startup_<phase>_cpu_s, /process/startup_s, /process/rss_at_round1_bytes,
