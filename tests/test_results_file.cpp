@@ -607,6 +607,25 @@ TEST_F(ResultsFileTest, SummaryAttributesCanBeOverwritten) {
             (std::vector<std::pair<std::string, double>>{{"a", 2.0}, {"b", 3.0}, {"c", -1.0}}));
 }
 
+TEST_F(ResultsFileTest, ProcessMeasuresReadBackOnePerRankAndCanBeReplaced) {
+  const std::string path = file("process.h5");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  {
+    ResultsFile results(path, false, sample_run_info());
+    results.write_process_measure("startup_s", {1.5, 2.0, 2.5});
+    results.write_process_measure("peak_rss_bytes", {1.0, 2.0, 3.0});
+    results.write_process_measure("peak_rss_bytes", {4e8, nan, 2e8});  // replaced
+    EXPECT_THROW(results.write_process_measure("startup_s", {1.0}), std::invalid_argument);
+  }
+  EXPECT_EQ(ResultsFile::read_process_measure(path, "startup_s"), (std::vector<double>{1.5, 2.0, 2.5}));
+  const auto peaks = ResultsFile::read_process_measure(path, "peak_rss_bytes");
+  ASSERT_EQ(peaks.size(), 3u);
+  EXPECT_EQ(peaks[0], 4e8);
+  EXPECT_TRUE(std::isnan(peaks[1]));
+  EXPECT_EQ(peaks[2], 2e8);
+  EXPECT_THROW(ResultsFile::read_process_measure(path, "missing"), Hdf5Error);
+}
+
 TEST_F(ResultsFileTest, EmptyRunHasEmptyTablesAndSummary) {
   const std::string path = file("empty.h5");
   { ResultsFile results(path, false, sample_run_info(2)); }

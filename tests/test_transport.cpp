@@ -1,7 +1,7 @@
 // The transport under mpirun (3-4 ranks; run once over shared memory and once with
 // --mca btl tcp,self): payloads arrive intact and in order, many in flight, both
 // directions, shaped links pace, transfers progress while the sender computes, and
-// wait_any hands out receives in arrival order.
+// wait_any hands out receives in arrival order; rank 0 hands every rank its own bytes.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cmlbed/net/clock_sync.hpp"
+#include "cmlbed/net/distribute.hpp"
 #include "cmlbed/net/transport.hpp"
 
 namespace cmlbed::net {
@@ -246,6 +247,30 @@ TEST(ClockSync, OffsetsOnOneHostAgreeWithinAMillisecond) {
       EXPECT_LT(std::abs(all[r].offset_ns - all[0].offset_ns), 1000000) << "rank " << r;
       EXPECT_LT(all[r].uncertainty_ns, 1000000) << "rank " << r;
     }
+  }
+}
+
+TEST(Distribute, EveryRankGetsItsOwnBytesFromRankZero) {
+  // Rank r > 1 gets r * 100000 bytes, each a function of (rank, position); rank 1 gets
+  // an empty message, which must arrive all the same.
+  auto bytes_for = [](int rank) {
+    std::vector<std::uint8_t> bytes(rank == 1 ? 0 : static_cast<std::size_t>(rank) * 100000);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>((i * 7 + rank) & 0xff);
+    return bytes;
+  };
+  std::vector<int> asked;
+  const std::vector<std::uint8_t> mine = distribute_from_root(MPI_COMM_WORLD, [&](int rank) {
+    asked.push_back(rank);
+    return bytes_for(rank);
+  });
+  if (world_rank() == 0) {
+    EXPECT_TRUE(mine.empty());
+    std::vector<int> expected(static_cast<std::size_t>(world_size() - 1));
+    std::iota(expected.begin(), expected.end(), 1);
+    EXPECT_EQ(asked, expected);  // in rank order, once each
+  } else {
+    EXPECT_TRUE(asked.empty());
+    EXPECT_EQ(mine, bytes_for(world_rank()));
   }
 }
 

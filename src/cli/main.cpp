@@ -4,6 +4,7 @@
 
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/version.hpp"
 #include "commands.hpp"
 
@@ -32,6 +33,8 @@ void print_usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Everything before this line is the dynamic loader and static initialisers.
+  cmlbed::trace::startup_clock().end(cmlbed::trace::StartupPhase::load);
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;

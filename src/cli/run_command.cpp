@@ -18,6 +18,7 @@
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
@@ -119,6 +120,7 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
 
 int run_command(int argc, char** argv) {
   net::MpiSession mpi(argc, argv);
+  trace::startup_clock().end(trace::StartupPhase::mpi_init);
   const bool is_server = mpi.rank() == 0;
 
   // Every rank parses and validates the same inputs; the ranks then agree on the first
@@ -153,6 +155,7 @@ int run_command(int argc, char** argv) {
     error = e.what();
   }
   error = net::agree_on_error(error, MPI_COMM_WORLD);
+  trace::startup_clock().end(trace::StartupPhase::config);
   if (error) {
     if (is_server) std::cerr << "cmlbed: error: " << *error << "\n";
     return 2;

@@ -663,6 +663,46 @@ void ResultsFile::write_model(const std::string& name, const std::vector<float>&
         "H5Dwrite(" + where + ")");
 }
 
+void ResultsFile::write_process_measure(const std::string& name, const std::vector<double>& per_rank) {
+  Impl& impl = open_impl();
+  if (per_rank.size() != static_cast<std::size_t>(impl.mpi_size)) {
+    throw std::invalid_argument("write_process_measure(" + quoted(name) + "): " +
+                                std::to_string(per_rank.size()) + " values for " +
+                                std::to_string(impl.mpi_size) + " ranks");
+  }
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  const std::string path = "/process/" + name;
+  const std::string where = quoted(path) + " in " + impl.where();
+  if (!check_bool(H5Lexists(file, "/process", H5P_DEFAULT), "H5Lexists(/process)")) {
+    owned<GroupHandle>(H5Gcreate2(file, "/process", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                       "H5Gcreate2('/process' in " + impl.where() + ")");
+  }
+  if (check_bool(H5Lexists(file, path.c_str(), H5P_DEFAULT), "H5Lexists(" + where + ")")) {
+    check(H5Ldelete(file, path.c_str(), H5P_DEFAULT), "H5Ldelete(" + where + ")");
+  }
+  const auto space = vector_space(per_rank.size());
+  const auto dataset = owned<DatasetHandle>(
+      H5Dcreate2(file, path.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      "H5Dcreate2(" + where + ")");
+  check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, per_rank.data()),
+        "H5Dwrite(" + where + ")");
+}
+
+std::vector<double> ResultsFile::read_process_measure(const std::string& path, const std::string& name) {
+  const FileHandle file = open_read_only(path);
+  const std::string where = "'/process/" + name + "' in " + quoted(path);
+  const auto dataset = owned<DatasetHandle>(
+      H5Dopen2(file.get(), ("/process/" + name).c_str(), H5P_DEFAULT), "H5Dopen2(" + where + ")");
+  const auto space = owned<DataspaceHandle>(H5Dget_space(dataset.get()), "H5Dget_space(" + where + ")");
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 0) hdf5::throw_error("H5Sget_simple_extent_npoints(" + where + ")");
+  std::vector<double> values(static_cast<std::size_t>(count));
+  check(H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+        "H5Dread(" + where + ")");
+  return values;
+}
+
 std::vector<float> ResultsFile::read_model(const std::string& path, const std::string& name) {
   const FileHandle file = open_read_only(path);
   const std::string where = "'/model/" + name + "' in " + quoted(path);

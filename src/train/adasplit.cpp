@@ -52,7 +52,7 @@ AdaSplitSettings adasplit_settings(const Config& config) {
 
 AdaSplit::AdaSplit(const Config& config, int rank, int devices)
     : rank_(rank), devices_(devices), settings_(training_settings(config)),
-      adasplit_(adasplit_settings(config)), data_(load_training_data(config, devices)),
+      adasplit_(adasplit_settings(config)), data_(load_training_data(config, rank, devices)),
       split_(static_cast<std::size_t>(config.integer("model.split"))) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
@@ -81,7 +81,7 @@ AdaSplit::AdaSplit(const Config& config, int rank, int devices)
     device_optimizer_ = make_optimizer(parameters, settings_);
     device_cost_ = model::part_cost(stats, 0, split_, false);
     head_parameters_ = head_->parameter_count();
-    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+    batches_ = std::make_unique<LocalBatches>(data_.own_positions(),
                                               settings_.seed, rank);
   }
 }
@@ -110,8 +110,8 @@ void AdaSplit::train_device_round(const RoundContext& context) {
   const double head_forward = head_->forward_flops_per_sample();
   for (std::size_t b = 0; b < batches.size(); ++b) {
     const int batch = static_cast<int>(b);
-    const torch::Tensor images = images_tensor(data_.dataset.train, batches[b]);
-    const torch::Tensor labels = labels_tensor(data_.dataset.train, batches[b]);
+    const torch::Tensor images = images_tensor(data_.own, batches[b]);
+    const torch::Tensor labels = labels_tensor(data_.own, batches[b]);
     const std::int64_t n = images.size(0);
     const auto samples = static_cast<double>(n);
     const double loss_forward = nt_xent_forward_flops(n, adasplit_.embedding_dim);
@@ -235,7 +235,7 @@ std::optional<Evaluation> AdaSplit::evaluate(const RoundContext& context) {
   }
   auto stage = compute_stage(context, EventKind::evaluate);
   Evaluation evaluation;
-  const auto classes = static_cast<std::size_t>(data_.dataset.test.num_classes);
+  const auto classes = static_cast<std::size_t>(data_.test.num_classes);
   Score sum;
   for (int device = 1; device <= devices_; ++device) {
     load_flat_state(*device_shadow_, states[static_cast<std::size_t>(device - 1)]);
@@ -243,11 +243,11 @@ std::optional<Evaluation> AdaSplit::evaluate(const RoundContext& context) {
     {
       torch::NoGradGuard no_grad;
       const auto applied = masks_[static_cast<std::size_t>(device - 1)].apply(*server_part_);
-      scores = score_by_class(*device_shadow_, *server_part_, data_.dataset.test);
+      scores = score_by_class(*device_shadow_, *server_part_, data_.test);
     }
     if (context.evaluation_scope == EvaluationScope::per_device) {
       evaluation.devices[device] = device_score(
-          scores, label_shares(data_.dataset.train.labels, data_.partitions[static_cast<std::size_t>(device - 1)],
+          scores, label_shares(data_.train_labels, data_.partitions[static_cast<std::size_t>(device - 1)],
                                classes));
     } else {
       const Score score = overall_score(scores);

@@ -1,6 +1,7 @@
 #include "cmlbed/train/experiment.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <ctime>
 #include <iostream>
@@ -18,11 +19,14 @@
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/checkpoint_file.hpp"
+#include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/checkpoint.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
+#include "startup_report.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -110,6 +114,8 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   model::set_intra_op_threads(
       static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
+  trace::StartupClock& startup = trace::startup_clock();
+  startup.end(trace::StartupPhase::libtorch);
 
   // The method first (it loads and partitions the data), before any file exists: data
   // that cannot be split as configured (more devices than samples, say) is a
@@ -123,6 +129,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   }
   error = net::agree_on_error(error, control.get());
   if (error) throw ConfigError(*error);
+  startup.end(trace::StartupPhase::model);
 
   const int rounds = static_cast<int>(config.integer("experiment.rounds"));
   const std::string& method_name = config.text("experiment.method");
@@ -160,6 +167,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   const int first_round = resume ? resume->rounds_complete : 0;
 
   const net::ClockEstimate clock = net::synchronize_clocks(control.get());
+  startup.end(trace::StartupPhase::clocks);
   trace::Timeline timeline(clock.offset_ns);
   timeline.set_enabled(config.flag("output.timeline"));
   const auto clocks = net::gather_clock_estimates(clock, control.get());
@@ -200,6 +208,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                 << std::endl;
     }
   }
+  startup.end(trace::StartupPhase::results_file);
   // The links start now, or, resuming, as long before now as they had run at the
   // checkpoint, so that rate traces go on where they were.
   const std::int64_t links_start = timeline.now_ns() - (resume ? resume->elapsed_ns : 0);
@@ -221,6 +230,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
   const std::int64_t run_start = links_start;
+  std::vector<double> startup_figures;  // this rank's, taken as its first round starts
   int stopped_by = 0;       // the signal all ranks agreed to stop for (SIGTERM, SIGINT)
   int stopped_in = rounds;  // the round it stopped (was not recorded)
   bool mid_round = false;   // stopped inside the round, or at its start
@@ -233,11 +243,18 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // then meet in a plain barrier: all are there by then, so it spins for microseconds
     // and lets them leave together (the polite wait alone lets them trail by up to its
     // 1 ms backoff).
+    // Memory at round 1 is read before the ranks meet: reading /proc takes milliseconds,
+    // which must not delay one rank's start of the round.
+    const trace::MemoryUse memory_at_start = round == first_round ? trace::memory_use() : trace::MemoryUse{};
     if ((stopped_by = net::max_over_ranks(interrupt_signal(), control.get())) != 0) {
       stopped_in = round;
       break;
     }
     CMLBED_MPI_CHECK(MPI_Barrier(control.get()));
+    if (round == first_round) {
+      startup.end(trace::StartupPhase::transport);
+      startup_figures = startup_measures(memory_at_start);
+    }
     const std::int64_t start = timeline.now_ns();
     int broken_by = 0;
     try {
@@ -280,7 +297,14 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
+    // Start-up figures travel once, with the first round's, outside its timed work.
+    std::vector<std::vector<double>> startups;
+    if (round == first_round) startups = net::gather_doubles(startup_figures, control.get());
     if (is_server) {
+      if (round == first_round) {
+        write_startup(*results, startups);
+        if (config.flag("output.progress")) std::cout << startup_line(startups) << std::endl;
+      }
       RoundMeasures measures;
       measures.scope = scope;
       measures.evaluation_start_ns = evaluation_starts;
@@ -325,7 +349,19 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
     return 128 + stopped_by;
   }
+  // Each rank's peak resident memory over the whole run, and its share of the machine's
+  // memory at the end.
+  const trace::MemoryUse memory = trace::memory_use();
+  const auto at_end = net::gather_doubles(
+      {static_cast<double>(memory.peak_rss_bytes), static_cast<double>(memory.pss_bytes)}, control.get());
   if (is_server) {
+    std::vector<double> peak_bytes, pss_bytes;
+    for (const auto& figures : at_end) {
+      peak_bytes.push_back(figures.at(0) < 0 ? std::nan("") : figures.at(0));
+      pss_bytes.push_back(figures.at(1) < 0 ? std::nan("") : figures.at(1));
+    }
+    results->write_process_measure("peak_rss_bytes", peak_bytes);
+    results->write_process_measure("pss_at_end_bytes", pss_bytes);
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
     print_summary(method_name, records, output_file, std::cout);

@@ -20,7 +20,7 @@ net::MessageHeader model_header(int round, std::int64_t samples) {
 
 FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devices)
     : rank_(rank), devices_(devices), settings_(training_settings(config)),
-      data_(load_training_data(config, devices)) {
+      data_(load_training_data(config, rank, devices)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   cost_ = model::part_cost(stats, 0, layers, false);
@@ -29,7 +29,7 @@ FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devic
     no_layers_ = std::make_unique<model::ModelPart>(settings_.model, layers, layers, settings_.seed);
   } else {
     optimizer_ = make_optimizer(*model_, settings_);
-    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+    batches_ = std::make_unique<LocalBatches>(data_.own_positions(),
                                               settings_.seed, rank);
   }
 }
@@ -49,8 +49,8 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
   const auto batches = batches_->round(context.round, settings_);
   for (std::size_t b = 0; b < batches.size(); ++b) {
     const int batch = static_cast<int>(b);
-    const torch::Tensor images = images_tensor(data_.dataset.train, batches[b]);
-    const torch::Tensor labels = labels_tensor(data_.dataset.train, batches[b]);
+    const torch::Tensor images = images_tensor(data_.own, batches[b]);
+    const torch::Tensor labels = labels_tensor(data_.own, batches[b]);
     const auto samples = static_cast<double>(images.size(0));
     torch::Tensor loss;
     {
@@ -105,7 +105,7 @@ std::optional<Evaluation> FederatedAveraging::evaluate(const RoundContext& conte
   // The server holds the average; between aggregations there is nothing new to test.
   if (rank_ != 0 || !settings_.aggregates_after(context.round)) return std::nullopt;
   auto stage = compute_stage(context, EventKind::evaluate);
-  return evaluate_aggregated(*model_, *no_layers_, data_.dataset, data_.partitions,
+  return evaluate_aggregated(*model_, *no_layers_, data_.test, data_.train_labels, data_.partitions,
                              context.evaluation_scope);
 }
 

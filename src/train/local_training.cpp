@@ -133,20 +133,20 @@ ClassScores score_by_class(model::ModelPart& device_part, model::ModelPart& serv
 }
 
 Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& server_part,
-                               const data::Dataset& dataset,
+                               const data::ImageSet& test, const std::vector<std::uint8_t>& train_labels,
                                const std::vector<std::vector<std::size_t>>& partitions,
                                EvaluationScope scope) {
-  const ClassScores scores = score_by_class(device_part, server_part, dataset.test);
+  const ClassScores scores = score_by_class(device_part, server_part, test);
   Evaluation evaluation;
   if (scope == EvaluationScope::global) {
     evaluation.has_global = true;
     evaluation.global = overall_score(scores);
     return evaluation;
   }
-  const auto classes = static_cast<std::size_t>(dataset.test.num_classes);
+  const auto classes = static_cast<std::size_t>(test.num_classes);
   for (std::size_t d = 0; d < partitions.size(); ++d) {
     evaluation.devices[static_cast<int>(d) + 1] =
-        device_score(scores, label_shares(dataset.train.labels, partitions[d], classes));
+        device_score(scores, label_shares(train_labels, partitions[d], classes));
   }
   return evaluation;
 }

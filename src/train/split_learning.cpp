@@ -33,7 +33,7 @@ net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Mod
 
 SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices)
     : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)),
-      data_(load_training_data(config, devices)) {
+      data_(load_training_data(config, rank, devices)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   for (int device = 1; device <= devices; ++device) {
@@ -65,7 +65,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
     device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_for(rank), settings_.seed);
     device_optimizer_ = make_optimizer(*device_part_, settings_);
     device_cost_ = model::part_cost(stats, 0, split_for(rank), false);
-    batches_ = std::make_unique<LocalBatches>(data_.partitions[static_cast<std::size_t>(rank - 1)],
+    batches_ = std::make_unique<LocalBatches>(data_.own_positions(),
                                               settings_.seed, rank);
   }
 }
@@ -102,8 +102,8 @@ void SplitLearning::train_device_round(const RoundContext& context) {
 void SplitLearning::train_batch(const RoundContext& context, int batch,
                                 const std::vector<std::size_t>& indices) {
   const int m = micro_batches_for(rank_);
-  const torch::Tensor images = images_tensor(data_.dataset.train, indices);
-  const torch::Tensor labels = labels_tensor(data_.dataset.train, indices);
+  const torch::Tensor images = images_tensor(data_.own, indices);
+  const torch::Tensor labels = labels_tensor(data_.own, indices);
   const auto image_pieces = images.tensor_split(m);
   const auto label_pieces = labels.tensor_split(m);
 
@@ -273,7 +273,7 @@ std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
     return std::nullopt;  // the whole model only exists after an aggregation
   }
   auto stage = compute_stage(context, EventKind::evaluate);
-  return evaluate_aggregated(*whole_model_, *no_layers_, data_.dataset, data_.partitions,
+  return evaluate_aggregated(*whole_model_, *no_layers_, data_.test, data_.train_labels, data_.partitions,
                              context.evaluation_scope);
 }
 

@@ -1,16 +1,39 @@
 #pragma once
-// The data every training method starts from, identical on every rank: the dataset
-// (limits applied) and its partition across devices (index d-1 for device d).
+// The data a rank trains and evaluates on. Rank 0 reads the data set once (limits
+// applied), partitions it and hands each device its own samples; then it keeps the
+// test set, the training labels and the partition, never the training images. A
+// device keeps its samples only, so that a rank's memory does not grow with the data
+// set and the data set is decompressed once per run, not once per rank
+// (README, "Scale").
+#include <cstdint>
+#include <vector>
+
 #include "cmlbed/config/config.hpp"
-#include "cmlbed/data/dataset_loader.hpp"
+#include "cmlbed/data/image_set.hpp"
 
 namespace cmlbed::train {
 
 struct TrainingData {
-  data::Dataset dataset;
+  // Device: its share of the training set in the order of its partition (its sample i
+  // is training sample partitions[d-1][i] of the server's view). Empty on the server.
+  data::ImageSet own;
+  // Server: the test set, the labels of the whole training set (per-device scores need
+  // each device's class shares) and every device's sorted sample indices (index d-1
+  // for device d). Empty on devices.
+  data::ImageSet test;
+  std::vector<std::uint8_t> train_labels;
   std::vector<std::vector<std::size_t>> partitions;
+
+  // Device: 0 .. own.size()-1, the positions its batches are drawn from; the same
+  // seeded shuffles over its partition's indices would pick the same samples.
+  std::vector<std::size_t> own_positions() const;
 };
 
-TrainingData load_training_data(const Config& config, int devices);
+// Collective over MPI_COMM_WORLD: every rank calls it with its rank, `devices` = the
+// number of device ranks. A data set that cannot be read or split as configured fails
+// on every rank alike: std::invalid_argument for a split that cannot work (the driver
+// reports it as a configuration error), std::runtime_error otherwise, each with rank
+// 0's message.
+TrainingData load_training_data(const Config& config, int rank, int devices);
 
 }  // namespace cmlbed::train

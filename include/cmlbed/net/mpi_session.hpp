@@ -39,7 +39,8 @@ class DuplicatedComm {
 
 // Every rank passes its own error (or none); all ranks return the error of the lowest
 // failing rank, prefixed with that rank when it is not 0, so that rank 0 can report
-// one message and every rank can exit the same way instead of hanging.
+// one message and every rank can exit the same way instead of hanging. Waits without
+// spinning a core (wait_politely).
 std::optional<std::string> agree_on_error(const std::optional<std::string>& local_error,
                                           MPI_Comm comm);
 

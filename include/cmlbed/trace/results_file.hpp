@@ -103,6 +103,12 @@ class ResultsFile {
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 
+  // Stores one value per rank (mpi_size of them, NaN where a rank has none) as the
+  // float64 dataset /process/<name>, replacing one of that name: start-up seconds by
+  // phase and resident memory (docs/results-format.md). Throws std::invalid_argument
+  // for another count.
+  void write_process_measure(const std::string& name, const std::vector<double>& per_rank);
+
   // Writes everything appended so far to disk (H5Fflush, global scope). What a
   // process killed after flush() leaves behind is readable up to this point.
   void flush();
@@ -121,6 +127,7 @@ class ResultsFile {
   static std::vector<float> read_model(const std::string& path, const std::string& name);
   static int read_mpi_size(const std::string& path);
   static std::vector<CheckpointRecord> read_checkpoints(const std::string& path);
+  static std::vector<double> read_process_measure(const std::string& path, const std::string& name);
 
  private:
   struct Impl;

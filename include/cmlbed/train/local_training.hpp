@@ -71,8 +71,10 @@ ClassScores score_by_class(model::ModelPart& device_part, model::ModelPart& serv
 // The evaluation of an aggregated model (fl, sfl, pipar: every device would deploy the
 // same one), by the rank that holds it: the global score, or in per-device scope each
 // device's score on its classes (evaluation.hpp).
+// `train_labels` and `partitions` (each device's indices into them) give the devices'
+// class shares.
 Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& server_part,
-                               const data::Dataset& dataset,
+                               const data::ImageSet& test, const std::vector<std::uint8_t>& train_labels,
                                const std::vector<std::vector<std::size_t>>& partitions,
                                EvaluationScope scope);
 
