@@ -189,6 +189,12 @@ TEST(ConfigErrors, InconsistentCombinations) {
   expect_error([] { validate_config(synthetic(cli({{"device.5.slowdown", "2"}})), 4); },
                {"[device.5]", "3 device(s)"});
   expect_error([] {
+    validate_config(synthetic(cli({{"devices.slowdown", "2"}, {"device.3.flops", "1gflop/s"}})), 4);
+  }, {"device.3.flops = 1gflop/s", "device.3.slowdown = 2", "both set"});
+  expect_error([] { Config::resolve({}, cli({{"devices.flops", "2gflops"}})); },
+               {"devices.flops", "compute rate", "gflop/s"});
+  EXPECT_NO_THROW(validate_config(synthetic(cli({{"device.2.flops", "1gflop/s"}, {"device.1.slowdown", "3"}})), 4));
+  expect_error([] {
     validate_config(synthetic(cli({{"train.local_epochs", "0"}, {"train.local_iterations", "0"}})),
                     4);
   }, {"train.local_epochs = 0", "train.local_iterations = 0"});

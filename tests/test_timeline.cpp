@@ -1,5 +1,5 @@
 // The timeline records scoped stages and drains them in order; compute stretching makes
-// a stage last `slowdown` times its measured length.
+// a stage last `slowdown` times its measured length, pacing makes it last a set length.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -51,6 +51,41 @@ TEST(TimelineScope, StretchesByTheSlowdown) {
   // 20 ms of work stretched 3x: at least 60 ms on the timeline.
   EXPECT_GE(events[0].t_end_ns - events[0].t_start_ns, 60000000);
   EXPECT_LT(events[0].t_end_ns - events[0].t_start_ns, 1000000000);
+}
+
+TEST(TimelineScope, PacedStageLastsItsLengthWhateverTheWork) {
+  Timeline timeline;
+  for (const int work_ms : {0, 5, 20}) {
+    Timeline::Scope stage(timeline, compute_event(EventKind::forward, 0), std::chrono::milliseconds(40));
+    std::this_thread::sleep_for(std::chrono::milliseconds(work_ms));
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 3u);
+  for (const Event& event : events) {
+    EXPECT_GE(event.t_end_ns - event.t_start_ns, 40000000);
+    EXPECT_LT(event.t_end_ns - event.t_start_ns, 1000000000);
+  }
+  const Timeline::PaceStats pace = timeline.pace_stats();
+  EXPECT_EQ(pace.paced, 3);
+  EXPECT_EQ(pace.overran, 0);
+  EXPECT_EQ(pace.overrun_ns, 0);
+}
+
+TEST(TimelineScope, PacedStageThatOverrunsIsCounted) {
+  Timeline timeline;
+  {
+    Timeline::Scope stage(timeline, compute_event(EventKind::forward, 0), std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 1u);
+  // The work's 30 ms, not the paced 10: nothing is cut short.
+  EXPECT_GE(events[0].t_end_ns - events[0].t_start_ns, 30000000);
+  const Timeline::PaceStats pace = timeline.pace_stats();
+  EXPECT_EQ(pace.paced, 1);
+  EXPECT_EQ(pace.overran, 1);
+  EXPECT_GE(pace.overrun_ns, 20000000);
+  EXPECT_GE(pace.worst_ratio, 3.0);
 }
 
 }  // namespace

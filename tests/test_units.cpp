@@ -81,6 +81,18 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_duration(2500000), "2.5 ms");
 }
 
+TEST(Units, ComputeRatesAreSiFlopsPerSecond) {
+  EXPECT_DOUBLE_EQ(parse_compute_rate_flops("2GFLOP/s"), 2e9);
+  EXPECT_DOUBLE_EQ(parse_compute_rate_flops("500 mflop/s"), 5e8);
+  EXPECT_DOUBLE_EQ(parse_compute_rate_flops("1.5tflop/s"), 1.5e12);
+  EXPECT_DOUBLE_EQ(parse_compute_rate_flops("7flop/s"), 7);
+  for (const char* bad : {"2", "2g", "2gflops", "0gflop/s", "-1gflop/s", "inf gflop/s", ""}) {
+    EXPECT_THROW(parse_compute_rate_flops(bad), std::invalid_argument) << bad;
+  }
+  EXPECT_EQ(format_compute_rate(2e9), "2 GFLOP/s");
+  EXPECT_EQ(format_compute_rate(2.5e8), "250 MFLOP/s");
+}
+
 TEST(ImageShapes, ParseAndReject) {
   EXPECT_EQ(parse_image_shape("3x32x32"), (ImageShape{3, 32, 32}));
   EXPECT_EQ(parse_image_shape("1X28X28").to_string(), "1x28x28");

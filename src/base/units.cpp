@@ -32,6 +32,12 @@ constexpr Unit kSizeUnits[] = {
     {"kbit", 1024.0 / 8}, {"mbit", 1048576.0 / 8}, {"gbit", 1073741824.0 / 8},
 };
 
+// Compute rates are kept in floating-point operations per second (not a tc word: these
+// pace emulated devices, devices.flops).
+constexpr Unit kComputeRateUnits[] = {
+    {"flop/s", 1}, {"kflop/s", 1e3}, {"mflop/s", 1e6}, {"gflop/s", 1e9}, {"tflop/s", 1e12},
+};
+
 constexpr Unit kDurationUnits[] = {
     {"s", 1e9},   {"sec", 1e9},   {"secs", 1e9},  {"ms", 1e6}, {"msec", 1e6},
     {"msecs", 1e6}, {"us", 1e3},  {"usec", 1e3},  {"usecs", 1e3}, {"ns", 1},
@@ -109,6 +115,26 @@ std::int64_t parse_duration_ns(std::string_view text) {
                                    "a number with s, ms, us or ns (a unit is required)");
   if (ns > 9.0e18) throw std::invalid_argument("'" + std::string(text) + "' is too long");
   return static_cast<std::int64_t>(std::llround(ns));
+}
+
+double parse_compute_rate_flops(std::string_view text) {
+  const double rate = parse_quantity(text, kComputeRateUnits, "compute rate",
+                                     "a number with flop/s, kflop/s, mflop/s, gflop/s or tflop/s "
+                                     "(a unit is required)");
+  if (rate <= 0) {
+    throw std::invalid_argument("'" + std::string(text) +
+                                "' is not a valid compute rate (must be positive; leave the "
+                                "option empty to run at this machine's speed)");
+  }
+  return rate;
+}
+
+std::string format_compute_rate(double flops_per_second) {
+  if (flops_per_second >= 1e12) return printf_string("%.4g %s", flops_per_second / 1e12, "TFLOP/s");
+  if (flops_per_second >= 1e9) return printf_string("%.4g %s", flops_per_second / 1e9, "GFLOP/s");
+  if (flops_per_second >= 1e6) return printf_string("%.4g %s", flops_per_second / 1e6, "MFLOP/s");
+  if (flops_per_second >= 1e3) return printf_string("%.4g %s", flops_per_second / 1e3, "kFLOP/s");
+  return printf_string("%.4g %s", flops_per_second, "FLOP/s");
 }
 
 std::string format_rate(double bits_per_second) {

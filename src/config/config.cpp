@@ -162,12 +162,15 @@ void check_value(const OptionSpec& spec, const std::string& shown_name, const st
       return;
     case OptionType::size:
     case OptionType::rate:
+    case OptionType::compute_rate:
     case OptionType::duration:
     case OptionType::shape:
-      if (value.empty() && spec.type == OptionType::rate) return;  // unshaped
+      // An empty rate: an unshaped link; an empty compute rate: this machine's speed.
+      if (value.empty() && (spec.type == OptionType::rate || spec.type == OptionType::compute_rate)) return;
       try {
         if (spec.type == OptionType::size) check_range(static_cast<double>(parse_size_bytes(value)));
         if (spec.type == OptionType::rate) parse_rate_bits_per_second(value);
+        if (spec.type == OptionType::compute_rate) parse_compute_rate_flops(value);
         if (spec.type == OptionType::duration) parse_duration_ns(value);
         if (spec.type == OptionType::shape) parse_image_shape(value);
       } catch (const std::invalid_argument& e) {
@@ -274,6 +277,12 @@ std::optional<double> Config::rate_bits_per_second(const std::string& name, int 
   const std::string& value = text(name, device);
   if (value.empty()) return std::nullopt;
   return parse_rate_bits_per_second(value);
+}
+
+std::optional<double> Config::compute_rate_flops(const std::string& name, int device) const {
+  const std::string& value = text(name, device);
+  if (value.empty()) return std::nullopt;
+  return parse_compute_rate_flops(value);
 }
 
 std::int64_t Config::duration_ns(const std::string& name, int device) const {

@@ -181,6 +181,12 @@ std::vector<OptionSpec> build_table() {
                                 "every compute stage of the device lasts k times its "
                                 "measured length"),
                          1, 1e6)),
+      per_device(option("devices.flops", T::compute_rate, "", "compute rate",
+                        "the device's speed, e.g. 2GFLOP/s: each compute stage lasts exactly "
+                        "its FLOPs / this rate (the real work runs inside it, the rest is "
+                        "slept), so round times do not depend on this machine's speed or load; "
+                        "empty = this machine's speed (x devices.slowdown). Not with "
+                        "devices.slowdown")),
       per_device(bounded(option("devices.data_share", T::real, "1", "weight",
                                 "relative share of the training set (data.partition=iid "
                                 "only)"),

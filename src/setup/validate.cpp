@@ -84,6 +84,18 @@ void validate_adasplit(const Config& config, int devices) {
               " device(s); allowed: 1.." + std::to_string(devices) + " devices per iteration");
 }
 
+// devices.flops paces each stage to its FLOPs; a slowdown on top would stretch a pace
+// that no longer depends on this machine, so a device gets one or the other.
+void validate_device_speed(const Config& config, int devices) {
+  for (int device = 1; device <= devices; ++device) {
+    require(!config.compute_rate_flops("devices.flops", device) || config.real("devices.slowdown", device) == 1.0,
+            option_value(config, "devices.flops", device) + " and " +
+                option_value(config, "devices.slowdown", device) +
+                " are both set; a device's speed is either a compute rate or a slowdown of this "
+                "machine's");
+  }
+}
+
 void validate_partition(const Config& config, int devices) {
   const std::string scheme = config.text("data.partition");
   if (scheme != "iid") {
@@ -153,6 +165,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   if (check_output) validate_output(config);
   validate_training(config);
   validate_adasplit(config, devices);
+  validate_device_speed(config, devices);
   validate_partition(config, devices);
   validate_data_files(config);
   validate_model(config, devices);

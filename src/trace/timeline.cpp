@@ -1,5 +1,7 @@
 #include "cmlbed/trace/timeline.hpp"
 
+#include <algorithm>
+
 namespace cmlbed::trace {
 
 Timeline::Timeline(std::int64_t offset_ns, std::size_t reserve_events)
@@ -26,6 +28,23 @@ void Timeline::drain_into(std::vector<Event>& out) {
   if (out.capacity() < reserve_) out.reserve(reserve_);
   std::lock_guard<std::mutex> lock(mutex_);
   out.swap(events_);
+}
+
+Timeline::PaceStats Timeline::pace_stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pace_;
+}
+
+void Timeline::count_paced(std::chrono::steady_clock::duration measured, std::chrono::nanoseconds paced_length) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++pace_.paced;
+  if (measured <= paced_length) return;
+  ++pace_.overran;
+  pace_.overrun_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(measured - paced_length).count();
+  if (paced_length.count() > 0) {
+    pace_.worst_ratio = std::max(pace_.worst_ratio, std::chrono::duration<double>(measured).count() /
+                                                        std::chrono::duration<double>(paced_length).count());
+  }
 }
 
 }  // namespace cmlbed::trace

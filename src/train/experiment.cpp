@@ -26,6 +26,7 @@
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
+#include "paced_report.hpp"
 #include "startup_report.hpp"
 
 namespace cmlbed::train {
@@ -226,7 +227,8 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   const RoundContext context_template{0,         rank,      devices,
                                       is_server ? 1.0 : config.real("devices.slowdown", rank),
                                       transport, timeline,  std::chrono::nanoseconds(config.duration_ns("experiment.timeout")),
-                                      scope,     flops};
+                                      scope,     flops,
+                                      is_server ? 0.0 : config.compute_rate_flops("devices.flops", rank).value_or(0.0)};
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
   const std::int64_t run_start = links_start;
@@ -349,11 +351,15 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
     return 128 + stopped_by;
   }
-  // Each rank's peak resident memory over the whole run, and its share of the machine's
-  // memory at the end.
+  // Each rank's peak resident memory over the whole run, its share of the machine's
+  // memory at the end, and how its paced stages (devices.flops) kept their lengths.
   const trace::MemoryUse memory = trace::memory_use();
+  const trace::Timeline::PaceStats pace = timeline.pace_stats();
   const auto at_end = net::gather_doubles(
-      {static_cast<double>(memory.peak_rss_bytes), static_cast<double>(memory.pss_bytes)}, control.get());
+      {static_cast<double>(memory.peak_rss_bytes), static_cast<double>(memory.pss_bytes),
+       static_cast<double>(pace.paced), static_cast<double>(pace.overran), static_cast<double>(pace.overrun_ns) * 1e-9,
+       pace.worst_ratio},
+      control.get());
   if (is_server) {
     std::vector<double> peak_bytes, pss_bytes;
     for (const auto& figures : at_end) {
@@ -362,9 +368,12 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     }
     results->write_process_measure("peak_rss_bytes", peak_bytes);
     results->write_process_measure("pss_at_end_bytes", pss_bytes);
+    const PacedStages paced = paced_stages(at_end, 2);
+    if (paced.any()) write_paced_stages(*results, paced);
     for (const auto& [name, weights] : method->final_state()) results->write_model(name, weights);
     results->close();
     print_summary(method_name, records, output_file, std::cout);
+    if (paced.any()) std::cout << paced_line(paced) << std::endl;
   }
   net::barrier_politely(control.get());
   return 0;

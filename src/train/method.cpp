@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -53,8 +54,12 @@ trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKi
                                      int micro_batch, double flops) {
   throw_if_interrupted();  // a safe point: nothing of the stage has run yet
   context.flops += flops;
-  return trace::Timeline::Scope(context.timeline, trace::compute_event(kind, context.round, batch, micro_batch),
-                                context.slowdown);
+  const trace::Event event = trace::compute_event(kind, context.round, batch, micro_batch);
+  if (context.flops_per_second > 0 && flops > 0) {
+    return trace::Timeline::Scope(context.timeline, event,
+                                  std::chrono::nanoseconds(std::llround(flops / context.flops_per_second * 1e9)));
+  }
+  return trace::Timeline::Scope(context.timeline, event, context.slowdown);
 }
 
 std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage) {

@@ -30,9 +30,15 @@ std::uint64_t parse_size_bytes(std::string_view text);
 // required: a bare "10" is too easy to misread.
 std::int64_t parse_duration_ns(std::string_view text);
 
+// A compute rate in floating-point operations per second (devices.flops): a number
+// followed by flop/s, kflop/s, mflop/s, gflop/s or tflop/s (SI, any case: "2GFLOP/s").
+// A unit is required; the rate must be positive.
+double parse_compute_rate_flops(std::string_view text);
+
 // Human-readable forms for plans and summaries ("10 mbit/s", "64 KiB", "2.5 ms").
 std::string format_rate(double bits_per_second);
 std::string format_size(std::uint64_t bytes);
 std::string format_duration(std::int64_t nanoseconds);
+std::string format_compute_rate(double flops_per_second);
 
 }  // namespace cmlbed

@@ -39,6 +39,8 @@ class Config {
   bool flag(const std::string& name) const;
   std::uint64_t size(const std::string& name, int device = 0) const;
   std::optional<double> rate_bits_per_second(const std::string& name, int device = 0) const;
+  // Empty (the default) = not set: nullopt.
+  std::optional<double> compute_rate_flops(const std::string& name, int device = 0) const;
   std::int64_t duration_ns(const std::string& name, int device = 0) const;
   ImageShape shape(const std::string& name) const;
 

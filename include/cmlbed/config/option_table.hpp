@@ -8,7 +8,7 @@
 
 namespace cmlbed {
 
-enum class OptionType { integer, real, text, flag, choice, size, rate, duration, shape, path };
+enum class OptionType { integer, real, text, flag, choice, size, rate, compute_rate, duration, shape, path };
 
 struct OptionSpec {
   std::string name;           // "section.key"

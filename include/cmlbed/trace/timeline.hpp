@@ -38,11 +38,27 @@ class Timeline {
   // touching fresh memory every round (first touches cost page faults).
   void drain_into(std::vector<Event>& out);
 
+  // Stages paced to a length (devices.flops) that ran longer because the real work took
+  // longer: how often, and by how much (this machine too slow or too busy for the rate).
+  struct PaceStats {
+    std::int64_t paced = 0;        // stages paced
+    std::int64_t overran = 0;      // of which the work outlasted the paced length
+    std::int64_t overrun_ns = 0;   // summed excess over the paced lengths
+    double worst_ratio = 0;        // largest measured / paced length (0: none overran)
+  };
+  PaceStats pace_stats() const;
+
   // Records [construction, destruction) as one event; fields are fixed at construction.
-  // The one timing scope of the project: with stretch k > 1 (compute emulation,
-  // devices.slowdown) the scope lasts k times its measured length, the difference slept
-  // at its end, so a device k times slower than this machine can be emulated on it and
-  // oversubscribed runs stay honest; the event covers the stretched stage.
+  // The one timing scope of the project, in three modes:
+  // - plain (stretch 1): the stage lasts what its work takes;
+  // - stretched (stretch k > 1, devices.slowdown): the scope lasts k times its measured
+  //   length, the difference slept at its end, so a device k times slower than this
+  //   machine can be emulated on it and oversubscribed runs stay honest;
+  // - paced (a length, devices.flops): the scope lasts exactly that length, the work
+  //   running inside it and the rest slept, so the stage's length does not depend on this
+  //   machine's speed or load; work that takes longer makes the stage longer and is
+  //   counted in pace_stats().
+  // The event covers the stretched or paced stage.
   class Scope {
    public:
     Scope(Timeline& timeline, Event event, double stretch = 1.0)
@@ -50,10 +66,19 @@ class Timeline {
           start_(std::chrono::steady_clock::now()) {
       event_.t_start_ns = timeline_.now_ns();
     }
+    Scope(Timeline& timeline, Event event, std::chrono::nanoseconds paced_length)
+        : Scope(timeline, event) {
+      paced_length_ = paced_length;
+    }
     ~Scope() {
-      if (stretch_ > 1.0) {
-        const auto measured = std::chrono::steady_clock::now() - start_;
-        // An absolute deadline: the sleep's own overshoot does not add up across stages.
+      const auto measured = std::chrono::steady_clock::now() - start_;
+      // Absolute deadlines: the sleep's own overshoot does not add up across stages.
+      if (paced_length_.count() >= 0) {
+        if (measured < paced_length_) {
+          std::this_thread::sleep_until(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(paced_length_));
+        }
+        timeline_.count_paced(measured, paced_length_);
+      } else if (stretch_ > 1.0) {
         std::this_thread::sleep_until(
             start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(measured * stretch_));
       }
@@ -67,15 +92,19 @@ class Timeline {
     Timeline& timeline_;
     Event event_;
     double stretch_;
+    std::chrono::nanoseconds paced_length_{-1};  // < 0: not paced
     std::chrono::steady_clock::time_point start_;
   };
 
  private:
+  void count_paced(std::chrono::steady_clock::duration measured, std::chrono::nanoseconds paced_length);
+
   std::int64_t offset_ns_;
   bool enabled_ = true;
   std::size_t reserve_;
-  std::mutex mutex_;  // the transport's thread and the main thread both record
+  mutable std::mutex mutex_;  // the transport's thread and the main thread both record
   std::vector<Event> events_;
+  PaceStats pace_;  // under mutex_
 };
 
 // Shorthand for a compute-lane scope.

@@ -38,6 +38,9 @@ struct RoundContext {
   // Floating-point operations this rank has trained with in the round (forward,
   // backward, optimizer step; see compute_stage). Reset by the driver every round.
   double& flops;
+  // devices.flops of this device, FLOP/s; 0 = not set (the server, or a device at this
+  // machine's speed x slowdown). Set, each compute stage with FLOPs lasts FLOPs / rate.
+  double flops_per_second = 0;
 };
 
 class Method {
@@ -71,8 +74,10 @@ class Method {
   virtual void load_state(torch::serialize::InputArchive& archive);
 };
 
-// A compute stage of this rank: on the timeline as `kind` (lane compute), stretched to
-// `context.slowdown` times its measured length, and `flops` added to the round's count.
+// A compute stage of this rank: on the timeline as `kind` (lane compute), and `flops`
+// added to the round's count. It lasts `flops` / `context.flops_per_second` when that is
+// set and the stage has FLOPs (paced), otherwise `context.slowdown` times its measured
+// length.
 trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind,
                                      int batch = -1, int micro_batch = -1, double flops = 0);
 
