@@ -134,11 +134,11 @@ def self_test(real_root):
         "src/data/relative.cpp": '// x\n#include "../train/private.hpp"\n',
         "src/train/private.hpp": "\n",
         "src/model/nowhere.cpp": '// x\n#include "cmlbed/loose.hpp"\n',
-        "src/plan/new_area.cpp": "\n",
+        "src/brandnew/new_area.cpp": "\n",
     }
     expected = {
         "include/cmlbed/base/up.hpp:2", "src/net/side.cpp:2", "src/config/angle.cpp:2",
-        "src/data/relative.cpp:2", "src/model/nowhere.cpp:2", "src/plan/new_area.cpp",
+        "src/data/relative.cpp:2", "src/model/nowhere.cpp:2", "src/brandnew/new_area.cpp",
     }
     scratch = tempfile.mkdtemp(prefix="check-layers-")
     try:

@@ -11,6 +11,7 @@ packages=(
   libtorch-dev                                         # LibTorch (C++ PyTorch)
   libhdf5-dev hdf5-tools                               # results files, h5dump
   libboost-program-options-dev libgtest-dev zlib1g-dev # options, tests, gzip datasets
+  nlohmann-json3-dev                                   # JSON: profiles, benchmarks
   dataset-fashion-mnist                                # the default real dataset
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
   python3-pytest                                       # their tests

@@ -1,15 +1,17 @@
 #pragma once
 // Small helpers shared by the benchmark programs: medians, timing, CPU clocks and a
-// minimal JSON writer (benchmarks print medians and write JSON; they never pass/fail).
+// JSON builder (benchmarks print medians and write JSON; they never pass/fail).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace cmlbed::bench {
 
@@ -32,38 +34,28 @@ inline double cpu_seconds(clockid_t clock) {
 inline double process_cpu_seconds() { return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID); }
 inline double thread_cpu_seconds() { return cpu_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
-// A JSON object built field by field; values are numbers, strings, arrays or objects.
+// A JSON object built field by field (numbers, strings, arrays, objects), in the order
+// given; nlohmann::json escapes the strings and writes non-finite numbers as null.
 class Json {
  public:
-  Json& number(const std::string& key, double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.9g", value);
-    return raw(key, buffer);
-  }
-  Json& text(const std::string& key, const std::string& value) { return raw(key, "\"" + value + "\""); }
-  Json& numbers(const std::string& key, const std::vector<double>& values) {
-    std::string list = "[";
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      char buffer[64];
-      std::snprintf(buffer, sizeof buffer, "%s%.9g", i ? ", " : "", values[i]);
-      list += buffer;
-    }
-    return raw(key, list + "]");
-  }
-  Json& object(const std::string& key, const Json& value) { return raw(key, value.str()); }
+  Json& number(const std::string& key, double value) { return set(key, value); }
+  Json& text(const std::string& key, const std::string& value) { return set(key, value); }
+  Json& numbers(const std::string& key, const std::vector<double>& values) { return set(key, values); }
+  Json& object(const std::string& key, const Json& value) { return set(key, value.value_); }
   Json& objects(const std::string& key, const std::vector<Json>& values) {
-    std::string list = "[";
-    for (std::size_t i = 0; i < values.size(); ++i) list += (i ? ",\n  " : "\n  ") + values[i].str();
-    return raw(key, list + "]");
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Json& value : values) list.push_back(value.value_);
+    return set(key, std::move(list));
   }
-  std::string str() const { return "{" + body_ + "}"; }
+  std::string str() const { return value_.dump(2); }
 
  private:
-  Json& raw(const std::string& key, const std::string& value) {
-    body_ += (body_.empty() ? "" : ", ") + ("\"" + key + "\": ") + value;
+  template <typename Value>
+  Json& set(const std::string& key, Value&& value) {
+    value_[key] = std::forward<Value>(value);
     return *this;
   }
-  std::string body_;
+  nlohmann::ordered_json value_ = nlohmann::ordered_json::object();
 };
 
 inline void write_json(const std::string& path, const Json& json) {

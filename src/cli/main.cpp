@@ -21,6 +21,9 @@ void print_usage(std::ostream& out) {
          "  cmlbed run --resume RESULTS.h5 [--experiment.rounds=R ...]\n"
          "      continue a stopped run after its last checkpoint, under mpirun with the\n"
          "      rank count it was written with, appending to RESULTS.h5\n"
+         "  cmlbed profile --config FILE [-o PROFILE.json] [--section.key=value ...]\n"
+         "      under mpirun: every rank measures its share of the run's work (each layer's\n"
+         "      forward and backward, optimizer steps, averaging) into a JSON profile\n"
          "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
          "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
          "  (tables, pictures and traces of results files: scripts/cmlbed-report)\n"
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   try {
     if (std::strcmp(command, "info") == 0) return cmlbed::cli::info_command(argc - 1, argv + 1);
     if (std::strcmp(command, "run") == 0) return cmlbed::cli::run_command(argc - 1, argv + 1);
+    if (std::strcmp(command, "profile") == 0) return cmlbed::cli::profile_command(argc - 1, argv + 1);
     std::cerr << "cmlbed: error: unknown command '" << command
               << "'; commands: run, info (see `cmlbed --help`)\n";
     return 2;

@@ -60,9 +60,11 @@ int planned_ranks(const RunArguments& args, int mpi_size) {
   return *args.ranks;
 }
 
-RunArguments parse_run_arguments(int argc, const char* const* argv) {
+std::vector<RawSetting> parse_command_line(
+    const std::string& command, const po::options_description& own, int argc, const char* const* argv,
+    const std::function<void(const std::string& name, const std::string& value)>& take_own) {
   po::options_description all;
-  all.add(run_options()).add(config_options_description());
+  all.add(own).add(config_options_description());
   po::parsed_options parsed(nullptr);
   try {
     // Unregistered options are let through so that --device.K.key=value can be
@@ -74,32 +76,42 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
                  .allow_unregistered()
                  .run();
   } catch (const po::error& e) {
-    throw ConfigError(std::string("run: ") + e.what());
+    throw ConfigError(command + ": " + e.what());
   }
-  RunArguments args;
+  std::vector<RawSetting> settings;
   for (const po::option& option : parsed.options) {
     const std::string value = option.value.empty() ? "" : option.value.front();
     if (option.position_key >= 0 || option.string_key.empty()) {
-      throw ConfigError("run: unexpected argument '" + value +
+      throw ConfigError(command + ": unexpected argument '" + value +
                         "'; options are written --section.key=value");
     }
-    if (option.string_key == "help") {
-      args.help = true;
-    } else if (option.string_key == "dry-run") {
-      args.dry_run = true;
-    } else if (option.string_key == "config") {
-      args.config_file = value;
-    } else if (option.string_key == "resume") {
-      args.resume_file = value;
-    } else if (option.string_key == "ranks") {
-      args.ranks = parse_ranks(value);
+    if (own.find_nothrow(option.string_key, false) != nullptr) {
+      take_own(option.string_key, value);
     } else {
       // A bare --section.flag means true (po keeps implicit values out of the tokens).
       const OptionSpec* spec = find_option(option.string_key);
       const bool bare_flag = value.empty() && spec != nullptr && spec->type == OptionType::flag;
-      args.settings.push_back({option.string_key, bare_flag ? "true" : value, "command line"});
+      settings.push_back({option.string_key, bare_flag ? "true" : value, "command line"});
     }
   }
+  return settings;
+}
+
+RunArguments parse_run_arguments(int argc, const char* const* argv) {
+  RunArguments args;
+  args.settings = parse_command_line("run", run_options(), argc, argv, [&](const std::string& name, const std::string& value) {
+    if (name == "help") {
+      args.help = true;
+    } else if (name == "dry-run") {
+      args.dry_run = true;
+    } else if (name == "config") {
+      args.config_file = value;
+    } else if (name == "resume") {
+      args.resume_file = value;
+    } else if (name == "ranks") {
+      args.ranks = parse_ranks(value);
+    }
+  });
   return args;
 }
 

@@ -3,6 +3,7 @@
 // and the --section.key=value settings, parsed without MPI so that they can be tested
 // and fuzzed (tests/fuzz/fuzz_config.cpp) without starting ranks.
 #include <boost/program_options/options_description.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,13 @@ struct RunArguments {
   std::optional<int> ranks;          // --ranks N: plan a dry run for N ranks without mpirun
   std::vector<RawSetting> settings;  // --section.key=value overrides
 };
+
+// Parses a subcommand's command line: its own options (`own`) go to take_own(name,
+// value) (value empty for a switch), every --section.key=value becomes a setting. Throws
+// ConfigError (prefixed with `command`) for a positional argument or a malformed option.
+std::vector<RawSetting> parse_command_line(
+    const std::string& command, const boost::program_options::options_description& own, int argc,
+    const char* const* argv, const std::function<void(const std::string& name, const std::string& value)>& take_own);
 
 // `cmlbed run`'s own options (without the configuration options), for --help.
 boost::program_options::options_description run_options();

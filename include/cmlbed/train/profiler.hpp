@@ -1,0 +1,27 @@
+#pragma once
+// The profiler behind `cmlbed profile`: every rank measures its share of the work on
+// the configured model with its own threads (server: train.server_threads, devices:
+// train.device_threads), one rank at a time so that no rank's figures include another's
+// load; rank 0 collects them into one plan::Profile.
+#include <mpi.h>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/plan/profile.hpp"
+
+namespace cmlbed::train {
+
+struct ProfilerSettings {
+  int warmup = 2;   // untimed runs before each measurement
+  int repeats = 5;  // timed runs; the profile keeps their median
+};
+
+// The batch sizes a plan needs measured for mini-batches of `batch`: the powers of two
+// below it and `batch` itself (micro-batch sizes between them are interpolated; the
+// profile states the interpolation's error at a size it also measures).
+std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch);
+
+// Collective over `comm` (rank 0 = server). Every rank returns the whole profile (rank
+// 0's is the one to write; the others get theirs back too, for a run that plans).
+plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings);
+
+}  // namespace cmlbed::train

@@ -1,0 +1,205 @@
+#include "cmlbed/train/profiler.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "cmlbed/model/split_model.hpp"
+#include "cmlbed/model/zoo.hpp"
+#include "cmlbed/net/gather.hpp"
+#include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/setup/derived.hpp"
+#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/tensor_codec.hpp"
+#include "cmlbed/version.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Median seconds of `timed` over settings.repeats runs, after settings.warmup untimed
+// ones; `prepare` runs untimed before each.
+double measure(const ProfilerSettings& settings, const std::function<void()>& prepare,
+               const std::function<void()>& timed) {
+  std::vector<double> seconds;
+  for (int run = 0; run < settings.warmup + settings.repeats; ++run) {
+    prepare();
+    const auto start = std::chrono::steady_clock::now();
+    timed();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run >= settings.warmup) seconds.push_back(took);
+  }
+  return median(seconds);
+}
+
+std::vector<std::int64_t> with_batch(std::int64_t batch, const std::vector<std::int64_t>& sample_shape) {
+  std::vector<std::int64_t> shape{batch};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  return shape;
+}
+
+// Forward and backward seconds of one layer on a batch of `batch` samples.
+std::pair<double, double> time_layer(model::ModelPart& part, const std::vector<std::int64_t>& input_shape,
+                                     bool input_needs_gradient, std::int64_t batch,
+                                     const ProfilerSettings& settings) {
+  torch::Tensor input, output;
+  const auto fresh_input = [&] {
+    input = torch::randn(with_batch(batch, input_shape));
+    if (input_needs_gradient) input.requires_grad_(true);
+  };
+  const double forward = measure(settings, fresh_input, [&] { output = part.forward(input); });
+  const double backward = measure(
+      settings, [&] { fresh_input(); output = part.forward(input); },
+      [&] { output.backward(torch::ones_like(output)); });
+  return {forward, backward};
+}
+
+plan::RankProfile profile_this_rank(const Config& config, int rank, const std::vector<std::int64_t>& sizes,
+                                    const ProfilerSettings& settings) {
+  const auto started = std::chrono::steady_clock::now();
+  const bool is_server = rank == 0;
+  plan::RankProfile profile;
+  profile.rank = rank;
+  profile.role = is_server ? "server" : "device";
+  profile.threads = static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads"));
+  profile.slowdown = is_server ? 1.0 : config.real("devices.slowdown", rank);
+  profile.flops_per_second = is_server ? 0.0 : config.compute_rate_flops("devices.flops", rank).value_or(0.0);
+  model::set_intra_op_threads(profile.threads);
+
+  const TrainingSettings training = training_settings(config);
+  const std::vector<model::LayerStats> stats = model::layer_stats(training.model);
+  const ImageShape in = training.model.input;
+  std::int64_t total_parameters = 0;
+  for (std::size_t i = 0; i < stats.size(); ++i) {
+    plan::LayerProfile layer;
+    layer.name = stats[i].name;
+    layer.parameters = stats[i].parameters;
+    layer.flops_per_sample = stats[i].flops_per_sample;
+    layer.output_bytes_per_sample = stats[i].activation_bytes_per_sample;
+    total_parameters += stats[i].parameters;
+    model::ModelPart part(training.model, i, i + 1, training.seed);
+    part.train();
+    const std::vector<std::int64_t> input_shape =
+        i == 0 ? std::vector<std::int64_t>{in.channels, in.height, in.width} : stats[i - 1].output_shape;
+    for (const std::int64_t batch : sizes) {
+      const auto [forward, backward] = time_layer(part, input_shape, i > 0, batch, settings);
+      layer.forward_s.push_back(forward);
+      layer.backward_s.push_back(backward);
+    }
+    if (auto optimizer = make_optimizer(part, training)) {
+      // Gradients are in place from the last backward; a step only reads them.
+      layer.step_s = measure(settings, [] {}, [&] { optimizer->step(); });
+    }
+    profile.layers.push_back(std::move(layer));
+  }
+
+  // Averaging: one model's flat weights added into a running sum.
+  const torch::Tensor sum = torch::zeros({std::max<std::int64_t>(total_parameters, 1)});
+  const torch::Tensor one = torch::randn({std::max<std::int64_t>(total_parameters, 1)});
+  profile.aggregate_s_per_parameter =
+      measure(settings, [] {}, [&] { sum.add_(one); }) / static_cast<double>(sum.numel());
+
+  // A 4 MiB activation into a message and back.
+  const torch::Tensor activation = torch::randn({16, 1 << 16});
+  profile.codec_s_per_byte = measure(settings, [] {}, [&] {
+                               net::Message message;
+                               message.payload = tensor_payload(activation, message.header);
+                               (void)tensor_from(message);
+                             }) /
+                             static_cast<double>(activation.nbytes());
+  profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return profile;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+// Forward + backward of every layer at `batch` from `rank`'s measured sizes.
+double interpolated_total(const plan::Profile& profile, const plan::RankProfile& rank, std::int64_t batch) {
+  double total = 0;
+  for (const plan::LayerProfile& layer : rank.layers) {
+    total += plan::at_batch_size(profile.batch_sizes, layer.forward_s, static_cast<double>(batch)) +
+             plan::at_batch_size(profile.batch_sizes, layer.backward_s, static_cast<double>(batch));
+  }
+  return total;
+}
+
+// Measures a size between two profiled ones on the server and compares it with the
+// interpolation (the profile states its own error).
+plan::InterpolationCheck check_interpolation(const Config& config, const plan::Profile& profile,
+                                             const ProfilerSettings& settings) {
+  const auto& sizes = profile.batch_sizes;
+  const std::int64_t batch = sizes.size() >= 2 ? (sizes[sizes.size() - 2] + sizes.back() + 1) / 2 : sizes.back();
+  model::set_intra_op_threads(static_cast<int>(config.integer("train.server_threads")));
+  const plan::RankProfile measured = profile_this_rank(config, 0, {batch}, settings);
+  double measured_total = 0;
+  for (const plan::LayerProfile& layer : measured.layers) measured_total += layer.forward_s[0] + layer.backward_s[0];
+  return {batch, measured_total, interpolated_total(profile, profile.ranks[0], batch)};
+}
+
+}  // namespace
+
+std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t size = 1; size < batch; size *= 2) sizes.push_back(size);
+  sizes.push_back(batch);
+  return sizes;
+}
+
+plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings) {
+  int rank = 0, size = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const auto started = std::chrono::steady_clock::now();
+  plan::Profile profile;
+  profile.model = config.text("model.name");
+  profile.dataset = config.text("data.dataset");
+  profile.optimizer = config.text("train.optimizer");
+  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"));
+  profile.warmup = settings.warmup;
+  profile.repeats = settings.repeats;
+  profile.measured_at = now_stamp().iso;
+  profile.host = host_name();
+  profile.cmlbed_version = std::string(kVersion) + " (" + kGitRevision + ")";
+
+  // One rank at a time: the others wait without spinning, so each measures alone.
+  std::string mine;
+  for (int turn = 0; turn < size; ++turn) {
+    if (turn == rank) mine = plan::to_json(profile_this_rank(config, rank, profile.batch_sizes, settings)).dump();
+    net::barrier_politely(comm);
+  }
+  // Every rank's figures to rank 0, then the whole profile back to every rank.
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  net::gather_blobs(mine, comm, [&](int /*from*/, const std::string& bytes) {
+    ranks.push_back(nlohmann::ordered_json::parse(bytes));
+  });
+  std::string whole;
+  if (rank == 0) {
+    nlohmann::ordered_json json = plan::to_json(profile);
+    json["ranks"] = std::move(ranks);
+    profile = plan::profile_from_json(json);
+    profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+    profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    whole = plan::to_json(profile).dump();
+  }
+  long long length = static_cast<long long>(whole.size());
+  CMLBED_MPI_CHECK(MPI_Bcast(&length, 1, MPI_LONG_LONG, 0, comm));
+  whole.resize(static_cast<std::size_t>(length));
+  CMLBED_MPI_CHECK(MPI_Bcast(whole.data(), static_cast<int>(length), MPI_CHAR, 0, comm));
+  return plan::profile_from_json(nlohmann::json::parse(whole));
+}
+
+}  // namespace cmlbed::train
