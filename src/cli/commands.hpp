@@ -6,5 +6,6 @@ namespace cmlbed::cli {
 int info_command(int argc, char** argv);
 int run_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
+int simulate_command(int argc, char** argv);
 
 }  // namespace cmlbed::cli

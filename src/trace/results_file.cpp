@@ -240,7 +240,7 @@ void validate_run_info(const RunInfo& info) {
                                   std::to_string(info.mpi_size) + ")");
     }
   };
-  expect_per_rank(info.hosts.size(), "hosts");
+  if (!info.hosts.empty()) expect_per_rank(info.hosts.size(), "hosts");  // none: a simulated run
   expect_per_rank(info.clock_offsets_ns.size(), "clock_offsets_ns");
   expect_per_rank(info.clock_uncertainty_ns.size(), "clock_uncertainty_ns");
 }
@@ -488,7 +488,7 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   write_string_attribute(file, "started_at", info.started_at, where);
   const std::int32_t mpi_size = info.mpi_size;
   write_attribute(file, "mpi_size", H5T_NATIVE_INT32, scalar_space(), &mpi_size, where);
-  write_string_array_attribute(file, "hosts", info.hosts, where);
+  if (!info.hosts.empty()) write_string_array_attribute(file, "hosts", info.hosts, where);
   const hsize_t ranks = static_cast<hsize_t>(info.mpi_size);
   write_attribute(file, "clock_offsets_ns", H5T_NATIVE_INT64, vector_space(ranks),
                   info.clock_offsets_ns.data(), where);
@@ -644,6 +644,15 @@ void ResultsFile::mark_interrupted(const std::string& signal, int rounds_complet
   write_string_attribute(file, "interrupted", signal, impl.where());
   const std::int32_t complete = rounds_complete;
   write_attribute(file, "rounds_complete", H5T_NATIVE_INT32, scalar_space(), &complete, impl.where());
+}
+
+void ResultsFile::mark_simulated(const std::string& profile_json) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  const std::int32_t simulated = 1;
+  write_attribute(file, "simulated", H5T_NATIVE_INT32, scalar_space(), &simulated, impl.where());
+  write_string_attribute(file, "profile", profile_json, impl.where());
 }
 
 void ResultsFile::write_model(const std::string& name, const std::vector<float>& weights) {

@@ -150,20 +150,8 @@ plan::InterpolationCheck check_interpolation(const Config& config, const plan::P
   return {batch, measured_total, interpolated_total(profile, profile.ranks[0], batch)};
 }
 
-}  // namespace
-
-std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch) {
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t size = 1; size < batch; size *= 2) sizes.push_back(size);
-  sizes.push_back(batch);
-  return sizes;
-}
-
-plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings) {
-  int rank = 0, size = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const auto started = std::chrono::steady_clock::now();
+// The profile's description of what was measured, without the ranks.
+plan::Profile profile_header(const Config& config, const ProfilerSettings& settings) {
   plan::Profile profile;
   profile.model = config.text("model.name");
   profile.dataset = config.text("data.dataset");
@@ -174,6 +162,38 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
   profile.measured_at = now_stamp().iso;
   profile.host = host_name();
   profile.cmlbed_version = std::string(kVersion) + " (" + kGitRevision + ")";
+  return profile;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch) {
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t size = 1; size < batch; size *= 2) sizes.push_back(size);
+  sizes.push_back(batch);
+  return sizes;
+}
+
+plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings) {
+  const auto started = std::chrono::steady_clock::now();
+  plan::Profile profile = profile_header(config, settings);
+  profile.ranks.push_back(profile_this_rank(config, 0, profile.batch_sizes, settings));
+  profile.ranks.push_back(profile_this_rank(config, 1, profile.batch_sizes, settings));
+  profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+  profile.seconds = seconds_since(started);
+  return profile;
+}
+
+plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings) {
+  int rank = 0, size = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const auto started = std::chrono::steady_clock::now();
+  plan::Profile profile = profile_header(config, settings);
 
   // One rank at a time: the others wait without spinning, so each measures alone.
   std::string mine;
@@ -192,7 +212,7 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
     json["ranks"] = std::move(ranks);
     profile = plan::profile_from_json(json);
     profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
-    profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    profile.seconds = seconds_since(started);
     whole = plan::to_json(profile).dump();
   }
   long long length = static_cast<long long>(whole.size());

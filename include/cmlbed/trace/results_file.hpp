@@ -100,6 +100,10 @@ class ResultsFile {
   // file's name, next to this file), which say what `--resume` continues from.
   void record_checkpoint(const CheckpointRecord& record, const std::string& checkpoint_file);
 
+  // Marks a run that the schedule simulator made (`cmlbed simulate`): root attributes
+  // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
+  void mark_simulated(const std::string& profile_json);
+
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 

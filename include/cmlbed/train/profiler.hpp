@@ -24,4 +24,8 @@ std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch);
 // 0's is the one to write; the others get theirs back too, for a run that plans).
 plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings);
 
+// Without MPI (`cmlbed simulate` without --profile): this process measures as the
+// server and as device 1 (each with its threads), one after the other.
+plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings);
+
 }  // namespace cmlbed::train

@@ -1,0 +1,64 @@
+#pragma once
+// The schedule simulator: the rounds of fl, sfl and pipar as the runtime runs them
+// (src/train/federated_averaging.cpp, split_learning.cpp), on a virtual clock, with the
+// devices' links modelled by the runtime's own net::Link (token bucket, delay, traces,
+// the transport's chunking), and the stages' lengths from a profile. It emits the
+// timeline events the runtime records, so a simulated run becomes an ordinary results
+// file (`cmlbed simulate`) and its predictions can be checked against measured runs.
+//
+// What it leaves out, and the runtime does: test-set evaluation (not in a round's timed
+// window anyway), wait events, the time to turn tensors into messages and back and to
+// copy models between modules, and the loss on the server (a few microseconds).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cmlbed/net/link.hpp"
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::plan {
+
+// Seconds of one compute stage at n samples (index n = 0 .. batch size).
+using SecondsBySamples = std::vector<double>;
+
+struct SimulatedDevice {
+  int micro_batches = 1;             // per mini-batch (1 for fl and sfl)
+  std::int64_t batches = 1;          // mini-batches per round
+  std::int64_t samples = 0;          // its training samples (the weight of its model)
+  net::LinkSpec uplink, downlink;    // downlink: the server's link to this device
+  // Its part (fl: the whole model): per-sample FLOPs and stage lengths.
+  SecondsBySamples forward_s, backward_s;
+  double step_s = 0;
+  double forward_flops_per_sample = 0, backward_flops_per_sample = 0, step_flops = 0;
+  std::int64_t activation_bytes_per_sample = 0;  // float32 output of its part (0 for fl)
+  std::int64_t part_parameters = 0;              // what it uploads for averaging
+  // The server's part for this device (empty for fl).
+  SecondsBySamples server_forward_s, server_backward_s;
+  double server_step_s = 0;
+  double server_forward_flops_per_sample = 0, server_backward_flops_per_sample = 0, server_step_flops = 0;
+};
+
+struct SimulationInput {
+  std::string method;  // fl, sfl, pipar
+  std::int64_t batch_size = 32;
+  int rounds = 1;
+  int aggregate_every = 1;
+  std::int64_t model_parameters = 0;     // the whole model (averaged on the server)
+  double aggregate_s_per_parameter = 0;  // per model copy averaged
+  std::vector<SimulatedDevice> devices;  // index d-1 = device rank d
+};
+
+struct SimulatedRound {
+  int round = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::vector<std::vector<trace::Event>> events;  // per rank
+  std::vector<double> flops;                      // per rank
+};
+
+// Throws std::invalid_argument for a method it cannot simulate or inconsistent input.
+std::vector<SimulatedRound> simulate(const SimulationInput& input);
+
+// The sizes tensor_split gives for n samples in m pieces: the first n % m one larger.
+std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m);
+
+}  // namespace cmlbed::plan

@@ -1,0 +1,125 @@
+#include "cmlbed/train/simulation_setup.hpp"
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/data/partition.hpp"
+#include "cmlbed/model/part_cost.hpp"
+#include "cmlbed/model/zoo.hpp"
+#include "cmlbed/setup/derived.hpp"
+#include "cmlbed/train/local_training.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+// Stage lengths of layers [first, last) at 0..batch samples, from `rank`'s profile.
+struct PartTimes {
+  plan::SecondsBySamples forward_s, backward_s;
+  double step_s = 0;
+};
+
+PartTimes part_times(const plan::Profile& profile, const plan::RankProfile& rank, std::size_t first, std::size_t last,
+                     std::int64_t batch, double stretch) {
+  PartTimes times;
+  for (std::int64_t n = 0; n <= batch; ++n) {
+    double forward = 0, backward = 0;
+    for (std::size_t l = first; l < last; ++l) {
+      forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, static_cast<double>(n));
+      backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, static_cast<double>(n));
+    }
+    times.forward_s.push_back(forward * stretch);
+    times.backward_s.push_back(backward * stretch);
+  }
+  for (std::size_t l = first; l < last; ++l) times.step_s += rank.layers[l].step_s * stretch;
+  return times;
+}
+
+// The same stages paced by devices.flops: FLOPs / rate.
+PartTimes paced_times(const model::PartCost& cost, double step_flops, std::int64_t batch, double rate) {
+  PartTimes times;
+  for (std::int64_t n = 0; n <= batch; ++n) {
+    times.forward_s.push_back(static_cast<double>(n) * cost.forward_per_sample / rate);
+    times.backward_s.push_back(static_cast<double>(n) * cost.backward_per_sample / rate);
+  }
+  times.step_s = step_flops / rate;
+  return times;
+}
+
+const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
+  if (rank < static_cast<int>(profile.ranks.size())) return profile.ranks[static_cast<std::size_t>(rank)];
+  return profile.ranks.back();
+}
+
+}  // namespace
+
+plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile, int devices) {
+  const TrainingSettings settings = training_settings(config);
+  const std::string method = config.text("experiment.method");
+  if (method != "fl" && method != "sfl" && method != "pipar") {
+    throw ConfigError("simulate: experiment.method = " + method + " cannot be simulated yet (fl, sfl and pipar can)");
+  }
+  if (profile.model != config.text("model.name")) {
+    throw ConfigError("simulate: the profile is of model " + profile.model + ", the configuration's is " +
+                      config.text("model.name"));
+  }
+  if (profile.batch_sizes.back() < settings.batch_size) {
+    throw ConfigError("simulate: the profile measured batches of up to " + std::to_string(profile.batch_sizes.back()) +
+                      " samples; train.batch_size = " + std::to_string(settings.batch_size) + " needs a new profile");
+  }
+  const std::vector<model::LayerStats> stats = model::layer_stats(settings.model);
+  const std::size_t layers = stats.size();
+  for (const plan::RankProfile& rank : profile.ranks) {
+    if (rank.layers.size() != layers) {
+      throw ConfigError("simulate: the profile's rank " + std::to_string(rank.rank) + " has " +
+                        std::to_string(rank.layers.size()) + " layers, the model " + std::to_string(layers));
+    }
+  }
+  const data::Dataset dataset = load_dataset(config);
+  const auto partitions =
+      data::partition_indices(dataset.train.labels, dataset.train.num_classes, partition_spec(config, devices));
+
+  plan::SimulationInput input;
+  input.method = method;
+  input.batch_size = settings.batch_size;
+  input.rounds = settings.rounds;
+  input.aggregate_every = settings.aggregate_every;
+  input.model_parameters = model::part_cost(stats, 0, layers, false).parameters;
+  input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
+  const plan::RankProfile& server = profile.ranks.front();
+  for (int d = 1; d <= devices; ++d) {
+    const std::size_t split = method == "fl" ? layers : static_cast<std::size_t>(config.integer("model.split", d));
+    plan::SimulatedDevice device;
+    device.micro_batches = method == "pipar" ? static_cast<int>(config.integer("pipar.micro_batches")) : 1;
+    device.samples = static_cast<std::int64_t>(partitions[static_cast<std::size_t>(d - 1)].size());
+    device.batches = batches_per_round(partitions[static_cast<std::size_t>(d - 1)].size(), settings);
+    device.uplink = link_spec(config, d, LinkDirection::uplink);
+    device.downlink = link_spec(config, d, LinkDirection::downlink);
+    const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
+    const std::optional<double> rate = config.compute_rate_flops("devices.flops", d);
+    const PartTimes times = rate ? paced_times(device_cost, step_flops(device_cost.parameters, settings),
+                                               settings.batch_size, *rate)
+                                 : part_times(profile, rank_profile(profile, d), 0, split, settings.batch_size,
+                                              config.real("devices.slowdown", d));
+    device.forward_s = times.forward_s;
+    device.backward_s = times.backward_s;
+    device.step_s = times.step_s;
+    device.forward_flops_per_sample = device_cost.forward_per_sample;
+    device.backward_flops_per_sample = device_cost.backward_per_sample;
+    device.step_flops = step_flops(device_cost.parameters, settings);
+    device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
+                                                    : stats[split - 1].activation_bytes_per_sample;
+    device.part_parameters = device_cost.parameters;
+    if (method != "fl") {
+      const model::PartCost server_cost = model::part_cost(stats, split, layers, true);
+      const PartTimes on_server = part_times(profile, server, split, layers, settings.batch_size, 1.0);
+      device.server_forward_s = on_server.forward_s;
+      device.server_backward_s = on_server.backward_s;
+      device.server_step_s = on_server.step_s;
+      device.server_forward_flops_per_sample = server_cost.forward_per_sample;
+      device.server_backward_flops_per_sample = server_cost.backward_per_sample;
+      device.server_step_flops = step_flops(server_cost.parameters, settings);
+    }
+    input.devices.push_back(std::move(device));
+  }
+  return input;
+}
+
+}  // namespace cmlbed::train
