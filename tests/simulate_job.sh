@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The schedule simulator against the runtime: for fl, sfl and pipar on the same small
+# configuration, `cmlbed simulate` (from a profile of `cmlbed profile`) predicts the
+# bytes, messages and FLOPs of every rank and round exactly, and the mean round time
+# within 15% (devices paced by devices.flops and shaped links make the runs repeatable;
+# the server's stages still follow this machine's load, hence the margin). The simulated
+# file is an ordinary results file for scripts/cmlbed-report.
+# Usage: simulate_job.sh CMLBED MPIEXEC PYTHON REPORT
+set -u
+cmlbed=$1 mpiexec=$2 python=$3 report=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
+
+settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_test=50 --model.name=lenet
+          --model.split=2 --train.local_iterations=4 --experiment.rounds=3 --devices.flops=50mflop/s
+          --network.uplink_rate=2mbit --network.downlink_rate=5mbit --pipar.micro_batches=4)
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" -o "$work/profile.json" >"$work/profile.out" 2>&1 ||
+  { cat "$work/profile.out"; fail "profile failed"; exit 1; }
+for method in fl sfl pipar; do
+  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" --experiment.method=$method \
+    --output.file="$work/run-$method.h5" >"$work/run-$method.out" 2>&1 ||
+    { cat "$work/run-$method.out"; fail "$method: run failed"; continue; }
+  "$cmlbed" simulate "${settings[@]}" --experiment.method=$method --devices 2 --profile "$work/profile.json" \
+    --output.file="$work/sim-$method.h5" >"$work/sim-$method.out" 2>&1 ||
+    { cat "$work/sim-$method.out"; fail "$method: simulate failed"; continue; }
+  "$python" "$report" summary "$work/sim-$method.h5" >"$work/report-$method.out" 2>&1 ||
+    { cat "$work/report-$method.out"; fail "$method: cmlbed-report summary failed on the simulated file"; }
+done
+
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import json, sys
+import h5py
+import numpy as np
+work = sys.argv[1]
+bad = []
+for method in ("fl", "sfl", "pipar"):
+    with h5py.File(f"{work}/run-{method}.h5", "r") as f:
+        real = f["rounds"][:]
+    with h5py.File(f"{work}/sim-{method}.h5", "r") as f:
+        sim = f["rounds"][:]
+        if f.attrs.get("simulated") != 1 or "hosts" in f.attrs:
+            bad.append(f"{method}: simulated file lacks simulated = 1 or has hosts")
+        if json.loads(f.attrs["profile"])["format"] != "cmlbed-profile":
+            bad.append(f"{method}: the stored profile is not a profile")
+    for column in ("bytes_up", "bytes_down", "messages_up", "messages_down", "flops"):
+        if not np.array_equal(real[column], sim[column]):
+            bad.append(f"{method}: {column} measured {real[column].tolist()} simulated {sim[column].tolist()}")
+    measured, simulated = real["wall_s"].mean(), sim["wall_s"].mean()
+    error = simulated / measured - 1
+    print(f"{method}: mean round measured {measured:.3f} s, simulated {simulated:.3f} s ({error:+.1%}); "
+          f"server idle measured {real['idle_s'][:, 0].sum() / real['wall_s'].sum():.1%}, "
+          f"simulated {sim['idle_s'][:, 0].sum() / sim['wall_s'].sum():.1%}")
+    if abs(error) > 0.15:
+        bad.append(f"{method}: simulated mean round {simulated:.3f} s vs measured {measured:.3f} s ({error:+.1%})")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
+# Bad input: exit status 2, one line.
+"$cmlbed" simulate "${settings[@]}" --experiment.method=sl --devices 2 --profile "$work/profile.json" \
+  --output.file="$work/sl.h5" >/dev/null 2>"$work/err"
+status=$?
+((status == 2)) && grep -q "cannot be simulated yet" "$work/err" || { cat "$work/err"; fail "sl: status $status"; }
+"$cmlbed" simulate "${settings[@]/--model.name=lenet/--model.name=vgg5}" --devices 2 --profile "$work/profile.json" \
+  --output.file="$work/vgg.h5" >/dev/null 2>"$work/err"
+status=$?
+((status == 2)) && grep -q "the profile is of model lenet" "$work/err" || { cat "$work/err"; fail "vgg5: status $status"; }
+((failures == 0)) && echo "simulate_job: ok"
+exit $((failures > 0))
