@@ -281,7 +281,20 @@ PropertyListHandle make_file_access(const std::string& path) {
   cache.decr_mode = H5C_decr__off;
   cache.evictions_enabled = false;
   check(H5Pset_mdc_config(access.get(), &cache), "H5Pset_mdc_config(evictions off)");
+  // HDF5 1.8's format or later: attributes may then be stored densely (see
+  // make_file_creation), readable by every HDF5 since 1.8.
+  check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds(1.8, latest)");
   return access;
+}
+
+// The root group keeps its attributes in dense storage: a per-rank attribute
+// (clock_offsets_ns, hosts) outgrows the 64 KiB of an object header's compact storage
+// beyond some 8,000 ranks (`cmlbed simulate --devices 10000`).
+PropertyListHandle make_file_creation(const std::string& path) {
+  auto creation = owned<PropertyListHandle>(H5Pcreate(H5P_FILE_CREATE),
+                                            "H5Pcreate(file creation for " + quoted(path) + ")");
+  check(H5Pset_attr_phase_change(creation.get(), 0, 0), "H5Pset_attr_phase_change(dense)");
+  return creation;
 }
 
 // An empty, chunked, unlimited one-dimensional table of `row_type`.
@@ -476,8 +489,9 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
                              " for the results file: " + error.message());
   }
   const PropertyListHandle access = make_file_access(path);
+  const PropertyListHandle creation = make_file_creation(path);
   impl->file = owned<FileHandle>(
-      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, access.get()),
+      H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, creation.get(), access.get()),
       "H5Fcreate(" + where + (overwrite ? ", truncate)" : ", exclusive)"));
   const hid_t file = impl->file.get();
 
