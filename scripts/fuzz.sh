@@ -38,7 +38,7 @@ write_seeds() {
   local target=$1 dir=$2 i=0
   case $target in
     fuzz_units)
-      for unit in 10mbit 1mbps 32kb 1mibit 5ms 250us 2s 1.5gbit 0bit 64k; do
+      for unit in 10mbit 1mbps 32kb 1mibit 5ms 250us 2s 1.5gbit 0bit 64k 2GFLOP/s 500mflop/s; do
         printf '%s' "$unit" >"$dir/seed$((i++))"
       done ;;
     fuzz_rate_trace)

@@ -7,5 +7,6 @@ int info_command(int argc, char** argv);
 int run_command(int argc, char** argv);
 int profile_command(int argc, char** argv);
 int simulate_command(int argc, char** argv);
+int plan_command(int argc, char** argv);
 
 }  // namespace cmlbed::cli

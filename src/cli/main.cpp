@@ -27,6 +27,9 @@ void print_usage(std::ostream& out) {
          "  cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N]\n"
          "      without mpirun: predict the run's rounds (fl, sfl, pipar) from a profile and\n"
          "      write them as a results file (simulated = 1)\n"
+         "  cmlbed plan --config FILE [--profile PROFILE.json] [--devices N]\n"
+         "      every split point and micro-batch count of an sfl/pipar run, predicted by the\n"
+         "      simulator, the fastest marked (and the PiPar authors' closed-form choice)\n"
          "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
          "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
          "  (tables, pictures and traces of results files: scripts/cmlbed-report)\n"
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(command, "run") == 0) return cmlbed::cli::run_command(argc - 1, argv + 1);
     if (std::strcmp(command, "profile") == 0) return cmlbed::cli::profile_command(argc - 1, argv + 1);
     if (std::strcmp(command, "simulate") == 0) return cmlbed::cli::simulate_command(argc - 1, argv + 1);
+    if (std::strcmp(command, "plan") == 0) return cmlbed::cli::plan_command(argc - 1, argv + 1);
     std::cerr << "cmlbed: error: unknown command '" << command
               << "'; commands: run, info (see `cmlbed --help`)\n";
     return 2;

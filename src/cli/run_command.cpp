@@ -22,6 +22,7 @@
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
+#include "auto_plan.hpp"
 #include "run_arguments.hpp"
 #include "run_plan.hpp"
 
@@ -128,6 +129,9 @@ int run_command(int argc, char** argv) {
   RunArguments args;
   int ranks = mpi.size();
   std::optional<Config> config;
+  std::vector<RawSetting> file_settings;
+  std::vector<RawSetting> auto_settings;  // the command line as given, autos included
+  bool planning = false;                  // model.split or pipar.micro_batches = auto
   std::optional<std::string> error;
   const train::RunStamp started = train::now_stamp();
   try {
@@ -138,13 +142,20 @@ int run_command(int argc, char** argv) {
         config = resume_config(args, mpi.size(), is_server);
         validate_config(*config, ranks, /*check_output=*/false);  // the file exists: it is appended to
       } else {
-        const auto file_settings =
-            args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+        file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+        // With auto options everything else is checked now, on placeholder values;
+        // the planner's choice replaces them before the run (choose_auto).
+        planning = wants_auto(file_settings, args.settings);
+        if (planning) {
+          auto_settings = args.settings;
+          args.settings = with_autos_replaced(file_settings, auto_settings, 1, 1);
+        }
         config = Config::resolve(file_settings, args.settings);
         if (is_server && config->text("output.file").empty()) {
           // Resolve the default file name once, so that the checked path, the path
           // written and the configuration stored in the file all agree.
           args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
+          if (planning) auto_settings.push_back(args.settings.back());
           config = Config::resolve(file_settings, args.settings);
         }
         validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
@@ -175,6 +186,11 @@ int run_command(int argc, char** argv) {
     if (!is_server) return 0;
     try {
       print_run_plan(*config, ranks - 1, std::cout);
+      if (planning) {
+        std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
+                     "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
+                     "in their place\n";
+      }
     } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
       std::cerr << "cmlbed: error: " << e.what() << "\n";
       return 2;
@@ -182,8 +198,19 @@ int run_command(int argc, char** argv) {
     return 0;
   }
   try {
+    std::optional<trace::ResultsFile::PlanTable> plan;
+    if (planning) {
+      AutoChoice choice = choose_auto(*config, file_settings, auto_settings, ranks - 1, is_server);
+      args.settings = std::move(choice.cli_settings);
+      config = Config::resolve(file_settings, args.settings);
+      validate_config(*config, ranks, /*check_output=*/false);
+      plan = std::move(choice.table);
+    }
     return train::run_experiment(*config, mpi, config->text("output.file"), started,
-                                 args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume);
+                                 args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
+                                 [&](trace::ResultsFile& results) {
+                                   if (plan) results.write_plan(*plan);
+                                 });
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.
     if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";

@@ -79,7 +79,7 @@ std::string allowed_text(const OptionSpec& spec) {
   }
   const std::string unit = spec.unit.empty() ? "" : " (" + spec.unit + ")";
   switch (spec.type) {
-    case OptionType::integer: return "an integer" + range + unit;
+    case OptionType::integer: return "an integer" + range + unit + (spec.allows_auto ? " or auto" : "");
     case OptionType::real: return "a number" + range + unit;
     case OptionType::flag: return "true or false";
     case OptionType::choice: {
@@ -123,6 +123,7 @@ void check_storable(const std::string& shown_name, const std::string& value,
 void check_value(const OptionSpec& spec, const std::string& shown_name, const std::string& value,
                  const std::string& origin) {
   check_storable(shown_name, value, origin);
+  if (spec.allows_auto && value == "auto") return;
   const auto check_range = [&](double number) {
     if (number < spec.min || number > spec.max) {
       fail_value(spec, shown_name, value, origin, "is out of range");
@@ -260,7 +261,12 @@ const std::string& Config::text(const std::string& name, int device) const {
 }
 
 std::int64_t Config::integer(const std::string& name, int device) const {
-  return std::stoll(text(name, device));
+  const std::string& value = text(name, device);
+  if (value == "auto") {
+    throw std::logic_error(name + " = auto is chosen by the planner before the run (train::resolve_auto); "
+                           "it has no value to read yet");
+  }
+  return std::stoll(value);
 }
 
 double Config::real(const std::string& name, int device) const {

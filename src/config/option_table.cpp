@@ -33,6 +33,11 @@ OptionSpec choice(std::string name, std::string default_value, std::vector<std::
   return spec;
 }
 
+OptionSpec autoable(OptionSpec spec) {
+  spec.allows_auto = true;
+  return spec;
+}
+
 OptionSpec per_device(OptionSpec spec) {
   spec.per_device = true;
   return spec;
@@ -56,11 +61,13 @@ std::vector<OptionSpec> build_table() {
 
       // [model]
       choice("model.name", "vgg5", model::model_names(), "network from the model zoo"),
-      per_device(bounded(option("model.split", T::integer, "2", "layer index P",
-                                "split point: the device runs layers [0,P), the server "
-                                "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
-                                "inputs (see `cmlbed info --model NAME`)"),
-                         0, 10000)),
+      per_device(autoable(bounded(option("model.split", T::integer, "2", "layer index P",
+                                         "split point: the device runs layers [0,P), the server "
+                                         "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
+                                         "inputs (see `cmlbed info --model NAME`); auto (sfl, pipar; "
+                                         "[model] or the command line): the planner picks P for "
+                                         "the lowest predicted round time (docs/planning.md)"),
+                                  0, 10000))),
 
       // [data]
       choice("data.dataset", "fashion-mnist", data::dataset_names(), "training and test data"),
@@ -122,9 +129,13 @@ std::vector<OptionSpec> build_table() {
               1, 1024),
 
       // [pipar]
-      bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
-                     "micro-batches each mini-batch is cut into (pipar only)"),
-              1, 65536),
+      autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
+                              "micro-batches each mini-batch is cut into (pipar only); auto: the "
+                              "planner picks it (docs/planning.md)"),
+                       1, 65536)),
+      option("plan.profile", T::path, "", "path",
+             "with model.split or pipar.micro_batches = auto: plan from this profile "
+             "(`cmlbed profile`) instead of profiling before round 1"),
 
       // [adasplit] (docs/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",

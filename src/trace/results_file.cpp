@@ -660,6 +660,36 @@ void ResultsFile::mark_interrupted(const std::string& signal, int rounds_complet
   write_attribute(file, "rounds_complete", H5T_NATIVE_INT32, scalar_space(), &complete, impl.where());
 }
 
+void ResultsFile::write_plan(const PlanTable& plan) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  const std::string where = "'/plan' in " + impl.where();
+  const auto group = owned<GroupHandle>(H5Gcreate2(file, "/plan", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                        "H5Gcreate2(" + where + ")");
+  const std::pair<const char*, const std::vector<double>*> columns[] = {
+      {"split", &plan.split},           {"micro_batches", &plan.micro_batches}, {"round_s", &plan.round_s},
+      {"server_idle", &plan.server_idle}, {"device_idle", &plan.device_idle},   {"bytes", &plan.bytes}};
+  for (const auto& [name, values] : columns) {
+    const auto space = vector_space(values->size());
+    const auto dataset = owned<DatasetHandle>(
+        H5Dcreate2(group.get(), name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "H5Dcreate2(" + std::string(name) + " of " + where + ")");
+    check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()),
+          "H5Dwrite(" + std::string(name) + " of " + where + ")");
+  }
+  const std::pair<const char*, std::int32_t> integers[] = {{"chosen_split", plan.chosen_split},
+                                                           {"chosen_micro_batches", plan.chosen_micro_batches},
+                                                           {"closed_form_micro_batches", plan.closed_form_micro_batches}};
+  for (const auto& [name, value] : integers) {
+    write_attribute(group.get(), name, H5T_NATIVE_INT32, scalar_space(), &value, where);
+  }
+  write_attribute(group.get(), "predicted_round_s", H5T_NATIVE_DOUBLE, scalar_space(), &plan.predicted_round_s, where);
+  write_attribute(group.get(), "closed_form_round_s", H5T_NATIVE_DOUBLE, scalar_space(), &plan.closed_form_round_s,
+                  where);
+  write_string_attribute(group.get(), "profile", plan.profile_json, where);
+}
+
 void ResultsFile::mark_simulated(const std::string& profile_json) {
   Impl& impl = open_impl();
   hdf5::silence_error_printing();

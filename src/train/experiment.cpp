@@ -107,7 +107,8 @@ RunStamp now_stamp() {
 }
 
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
-                   const RunStamp& started, RunStart mode) {
+                   const RunStamp& started, RunStart mode,
+                   const std::function<void(trace::ResultsFile&)>& on_created) {
   const int rank = mpi.rank();
   const int devices = mpi.size() - 1;
   const bool is_server = rank == 0;
@@ -189,6 +190,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                     run_info(config, started, mpi.size(), std::move(hosts), clocks));
     // A checkpoint next to a file this run has just replaced is another run's.
     trace::remove_checkpoint(trace::checkpoint_path(output_file));
+    if (on_created) on_created(*results);
   }
   if (resuming) {
     if (is_server) {

@@ -50,7 +50,19 @@ const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
 
 }  // namespace
 
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile, int devices) {
+std::vector<std::size_t> device_sample_counts(const Config& config, int devices) {
+  const data::Dataset dataset = load_dataset(config);
+  std::vector<std::size_t> counts;
+  for (const auto& indices :
+       data::partition_indices(dataset.train.labels, dataset.train.num_classes, partition_spec(config, devices))) {
+    counts.push_back(indices.size());
+  }
+  return counts;
+}
+
+plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+                                       const std::vector<std::size_t>& samples, const PlanOverride& override) {
+  const int devices = static_cast<int>(samples.size());
   const TrainingSettings settings = training_settings(config);
   const std::string method = config.text("experiment.method");
   if (method != "fl" && method != "sfl" && method != "pipar") {
@@ -72,10 +84,6 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
                         std::to_string(rank.layers.size()) + " layers, the model " + std::to_string(layers));
     }
   }
-  const data::Dataset dataset = load_dataset(config);
-  const auto partitions =
-      data::partition_indices(dataset.train.labels, dataset.train.num_classes, partition_spec(config, devices));
-
   plan::SimulationInput input;
   input.method = method;
   input.batch_size = settings.batch_size;
@@ -85,11 +93,15 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();
   for (int d = 1; d <= devices; ++d) {
-    const std::size_t split = method == "fl" ? layers : static_cast<std::size_t>(config.integer("model.split", d));
+    const std::size_t split = method == "fl"     ? layers
+                              : override.split ? *override.split
+                                               : static_cast<std::size_t>(config.integer("model.split", d));
     plan::SimulatedDevice device;
-    device.micro_batches = method == "pipar" ? static_cast<int>(config.integer("pipar.micro_batches")) : 1;
-    device.samples = static_cast<std::int64_t>(partitions[static_cast<std::size_t>(d - 1)].size());
-    device.batches = batches_per_round(partitions[static_cast<std::size_t>(d - 1)].size(), settings);
+    device.micro_batches = method != "pipar"          ? 1
+                           : override.micro_batches ? *override.micro_batches
+                                                    : static_cast<int>(config.integer("pipar.micro_batches"));
+    device.samples = static_cast<std::int64_t>(samples[static_cast<std::size_t>(d - 1)]);
+    device.batches = batches_per_round(samples[static_cast<std::size_t>(d - 1)], settings);
     device.uplink = link_spec(config, d, LinkDirection::uplink);
     device.downlink = link_spec(config, d, LinkDirection::downlink);
     const model::PartCost device_cost = model::part_cost(stats, 0, split, false);

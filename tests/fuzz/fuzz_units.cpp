@@ -1,4 +1,4 @@
-// tc-style rates, sizes and durations: any text either parses or throws
+// tc-style rates, sizes and durations, and compute rates: any text either parses or throws
 // std::invalid_argument, and what parses formats and parses back.
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     cmlbed::format_duration(cmlbed::parse_duration_ns(text));
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    cmlbed::format_compute_rate(cmlbed::parse_compute_rate_flops(text));
   } catch (const std::invalid_argument&) {
   }
   return 0;

@@ -20,6 +20,7 @@ struct OptionSpec {
   double min = -1e300;               // inclusive bounds for integer / real / size
   double max = 1e300;
   bool per_device = false;  // may be overridden for one device in a [device.K] section
+  bool allows_auto = false; // may be "auto": chosen by the planner before the run (model.split, pipar.micro_batches)
 
   std::string section() const { return name.substr(0, name.find('.')); }
   std::string key() const { return name.substr(name.find('.') + 1); }

@@ -104,6 +104,19 @@ class ResultsFile {
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
   void mark_simulated(const std::string& profile_json);
 
+  // What the planner chose for `auto` options (docs/results-format.md, "/plan"): the
+  // candidate table as float64 datasets of one entry per candidate, the choice and its
+  // predicted round time as attributes, and the profile it planned from (JSON text).
+  struct PlanTable {
+    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes;
+    int chosen_split = 0, chosen_micro_batches = 0;
+    double predicted_round_s = 0;
+    int closed_form_micro_batches = 0;
+    double closed_form_round_s = 0;
+    std::string profile_json;
+  };
+  void write_plan(const PlanTable& plan);
+
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 

@@ -1,8 +1,10 @@
 #pragma once
+#include <functional>
 #include <string>
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed::train {
 
@@ -22,7 +24,10 @@ enum class RunStart { fresh, resume };
 // Returns the exit status. `output_file` is the resolved output path (used on rank 0);
 // resuming, it is the file to continue, and `config` the configuration it stores (with
 // the overrides a resumed run allows).
+// `on_created` (rank 0, a fresh run): called once the results file exists, to add what
+// came before the run (the planner's choice).
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
-                   const RunStamp& started, RunStart mode = RunStart::fresh);
+                   const RunStamp& started, RunStart mode = RunStart::fresh,
+                   const std::function<void(trace::ResultsFile&)>& on_created = {});
 
 }  // namespace cmlbed::train

@@ -3,17 +3,30 @@
 // stage lengths (its profile's layer times at every micro-batch size, stretched by its
 // devices.slowdown, or its FLOPs / devices.flops), its links, mini-batches and sizes,
 // as the runtime's methods would have them.
+#include <optional>
+#include <vector>
+
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 
 namespace cmlbed::train {
 
-// Device d takes its times from the profile's rank d when the profile has it, else from
-// its last device rank (a profile of fewer ranks, e.g. `cmlbed simulate --devices N`).
-// Reads the data set to partition it (each device's share sets its mini-batches).
-// Throws ConfigError when the profile does not fit the configuration (another model or
+// Each device's share of the training set (index d-1), which sets its mini-batches:
+// reads and partitions the data set as a run would.
+std::vector<std::size_t> device_sample_counts(const Config& config, int devices);
+
+// Device d (1..samples.size()) takes its times from the profile's rank d when the
+// profile has it, else from its last device rank (a profile of fewer ranks, e.g.
+// `cmlbed simulate --devices N`). Throws ConfigError when the profile does not fit the configuration (another model or
 // batch size too large for its measured sizes) or the method cannot be simulated.
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile, int devices);
+// `split` / `micro_batches`, when given, replace every device's model.split and
+// pipar.micro_batches (a candidate of the planner).
+struct PlanOverride {
+  std::optional<std::size_t> split;
+  std::optional<int> micro_batches;
+};
+plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+                                       const std::vector<std::size_t>& samples, const PlanOverride& override = {});
 
 }  // namespace cmlbed::train

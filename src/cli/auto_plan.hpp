@@ -1,0 +1,35 @@
+#pragma once
+// `model.split = auto` / `pipar.micro_batches = auto` in `cmlbed run`: before round 1
+// the ranks profile (or read plan.profile), rank 0 searches every candidate with the
+// schedule simulator (train::search_plan), and the choice replaces the autos, so that the
+// run, its checks and the configuration stored in its results file hold real values.
+#include <optional>
+#include <vector>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/trace/results_file.hpp"
+
+namespace cmlbed::cli {
+
+// Whether any setting asks for auto (ConfigError for auto where it is not built: in a
+// [device.K] section, or with a method that has nothing to choose).
+bool wants_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings);
+
+// The settings with every auto replaced by `placeholder` values that pass the checks
+// (split 1, 1 micro-batch), to check everything else before profiling.
+std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_settings,
+                                            const std::vector<RawSetting>& cli_settings, std::int64_t split,
+                                            std::int64_t micro_batches);
+
+struct AutoChoice {
+  std::vector<RawSetting> cli_settings;  // the command line with the choice in place of the autos
+  trace::ResultsFile::PlanTable table;   // for the results file
+};
+
+// Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
+// rank 0, prints one line per device there, and returns the same choice on every rank.
+// `probe` is the configuration with placeholders (with_autos_replaced).
+AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
+                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server);
+
+}  // namespace cmlbed::cli

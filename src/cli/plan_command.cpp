@@ -1,0 +1,66 @@
+// `cmlbed plan`: every split point and micro-batch count of an sfl or pipar run,
+// predicted by the schedule simulator from a profile; the fastest marked, and the
+// PiPar authors' closed-form choice beside it.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/option_table.hpp"
+#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/train/simulation_setup.hpp"
+#include "commands.hpp"
+#include "simulation_arguments.hpp"
+
+namespace cmlbed::cli {
+namespace {
+
+std::string row(const train::PlanCandidate& c, const char* mark) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%5zu %5d %12.4f %14.1f %14.1f %12.3f %s", c.split, c.micro_batches, c.round_s,
+                c.server_idle * 100, c.device_idle * 100, static_cast<double>(c.bytes) / 1e6, mark);
+  return text;
+}
+
+}  // namespace
+
+int plan_command(int argc, char** argv) {
+  const train::RunStamp started = train::now_stamp();
+  try {
+    SimulateArguments args = parse_simulate_arguments("plan", argc, argv);
+    if (args.help) {
+      std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--section.key=value ...]\n"
+                   "Predicts every split point P and micro-batch count m of an sfl or pipar run with the\n"
+                   "schedule simulator (all devices together) and marks the fastest (docs/planning.md).\n\n"
+                << simulate_options("plan") << "\n"
+                << config_options_description();
+      return 0;
+    }
+    const Config config = simulation_config(args, started.compact, /*check_output=*/false);
+    const plan::Profile profile = simulation_profile(config, args, "plan");
+    const train::PlanResult result =
+        train::search_plan(config, profile, train::device_sample_counts(config, *args.devices));
+    std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
+              << *args.devices << " devices (round time: the simulated second round)\n"
+              << "    P     m      round s  server idle %  device idle %     MB/round\n";
+    for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+      std::cout << row(result.candidates[i], i == result.best ? "<- chosen" : "") << "\n";
+    }
+    const train::PlanCandidate& best = result.candidates[result.best];
+    std::cout << "chosen: split " << best.split << ", " << best.micro_batches << " micro-batches, predicted round "
+              << best.round_s << " s\n"
+              << "the PiPar authors' closed form at split " << best.split << ": " << result.closed_form_micro_batches
+              << " micro-batches, predicted round " << result.closed_form.round_s << " s ("
+              << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)" << std::endl;
+    return 0;
+  } catch (const ConfigError& e) {
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cmlbed: failed: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace cmlbed::cli

@@ -1,0 +1,91 @@
+#include "simulation_arguments.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+#include "cmlbed/base/parse_integer.hpp"
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/setup/validate.hpp"
+#include "cmlbed/train/profiler.hpp"
+#include "run_arguments.hpp"
+
+namespace po = boost::program_options;
+
+namespace cmlbed::cli {
+namespace {
+
+// The devices a configuration was written for: its "# ranks: R" first line, R-1.
+std::optional<int> devices_from_header(const std::string& config_file) {
+  std::ifstream in(config_file);
+  std::string first;
+  std::getline(in, first);
+  std::smatch match;
+  if (!std::regex_match(first, match, std::regex(R"(#\s*ranks:\s*(\d+)\s*)"))) return std::nullopt;
+  return std::stoi(match[1]) - 1;
+}
+
+}  // namespace
+
+po::options_description simulate_options(const std::string& command) {
+  po::options_description own("cmlbed " + command + " options");
+  own.add_options()("help,h", "show this help")(
+      "config", po::value<std::string>()->value_name("FILE"), "INI configuration file of the run to simulate")(
+      "profile", po::value<std::string>()->value_name("FILE"),
+      "stage lengths from this profile (`cmlbed profile`); without it, this process profiles first, as the "
+      "server and as device 1")(
+      "devices", po::value<std::string>()->value_name("N"),
+      "simulate N devices (default: the config's '# ranks: R' header, R-1); devices without a [device.K] "
+      "section take the [devices] and [network] defaults");
+  return own;
+}
+
+SimulateArguments parse_simulate_arguments(const std::string& command, int argc, const char* const* argv) {
+  SimulateArguments args;
+  args.settings = parse_command_line(command, simulate_options(command), argc, argv,
+                                     [&](const std::string& name, const std::string& value) {
+                                       if (name == "help") args.help = true;
+                                       if (name == "config") args.config_file = value;
+                                       if (name == "profile") args.profile_file = value;
+                                       if (name == "devices") {
+                                         const auto n = parse_integer(value);
+                                         if (!n || *n < 1 || *n > 1000000) {
+                                           throw ConfigError(command + ": --devices " + value +
+                                                             " is not an integer in 1..1000000");
+                                         }
+                                         args.devices = static_cast<int>(*n);
+                                       }
+                                     });
+  if (!args.help && !args.devices && !args.config_file.empty()) args.devices = devices_from_header(args.config_file);
+  if (!args.help && !args.devices) {
+    throw ConfigError(command + ": how many devices? give --devices N (or a config whose first line is '# ranks: R')");
+  }
+  return args;
+}
+
+Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output) {
+  const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  Config config = Config::resolve(file_settings, args.settings);
+  if (config.text("output.file").empty()) {
+    args.settings.push_back(
+        {"output.file", "results/" + config.text("experiment.method") + "-simulated-" + stamp + ".h5", "default"});
+    config = Config::resolve(file_settings, args.settings);
+  }
+  validate_config(config, *args.devices + 1, check_output);
+  return config;
+}
+
+plan::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command) {
+  if (!args.profile_file.empty()) {
+    try {
+      return plan::read_profile(args.profile_file);
+    } catch (const std::exception& e) {
+      throw ConfigError(command + ": --profile: " + e.what());
+    }
+  }
+  std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
+  return train::profile_in_process(config, train::ProfilerSettings{});
+}
+
+}  // namespace cmlbed::cli
