@@ -58,7 +58,52 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# auto: the planner's choice from the same profile; the run stores it and its
+# configuration holds the chosen values; the round time is as predicted (15%).
+unplanned=()  # the settings without a split point or micro-batch count
+for setting in "${settings[@]}"; do
+  [[ $setting == --model.split=* || $setting == --pipar.micro_batches=* ]] || unplanned+=("$setting")
+done
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" --pipar.micro_batches=auto \
+  --experiment.method=pipar --model.split=auto --plan.profile="$work/profile.json" \
+  --output.file="$work/auto.h5" >"$work/auto.out" 2>&1 || { cat "$work/auto.out"; fail "auto: run failed"; }
+grep -q "^plan: device 2: split [0-9]*, [0-9]* micro-batch" "$work/auto.out" || { cat "$work/auto.out"; fail "auto: no plan line"; }
+"$cmlbed" plan "${settings[@]}" --experiment.method=pipar --devices 2 --profile "$work/profile.json" \
+  >"$work/plan.out" 2>&1 || { cat "$work/plan.out"; fail "plan failed"; }
+grep -q "<- chosen" "$work/plan.out" && grep -q "closed form" "$work/plan.out" || { cat "$work/plan.out"; fail "plan: no choice"; }
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import sys
+import h5py
+import numpy as np
+work = sys.argv[1]
+bad = []
+with h5py.File(f"{work}/auto.h5", "r") as f:
+    plan = f["plan"]
+    best = int(np.argmin(plan["round_s"][:]))
+    split, m = int(plan.attrs["chosen_split"]), int(plan.attrs["chosen_micro_batches"])
+    if (split, m) != (int(plan["split"][best]), int(plan["micro_batches"][best])):
+        bad.append(f"chosen ({split}, {m}) is not the table's fastest")
+    config = f.attrs["config"]
+    if f"split = {split}\n" not in config or f"micro_batches = {m}\n" not in config or " = auto\n" in config:
+        bad.append("the stored configuration does not hold the chosen values")
+    wall = f["rounds"]["wall_s"][-1]
+    predicted = plan.attrs["predicted_round_s"]
+    print(f"auto: split {split}, {m} micro-batches of {len(plan['round_s'])} candidates; "
+          f"predicted round {predicted:.3f} s, measured {wall:.3f} s ({wall / predicted - 1:+.1%})")
+    if abs(wall / predicted - 1) > 0.15:
+        bad.append(f"measured round {wall:.3f} s vs predicted {predicted:.3f} s")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # Bad input: exit status 2, one line.
+for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl or pipar" \
+           "--experiment.method=pipar --device.2.split=auto|per-device auto is not built yet"; do
+  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" ${bad%%|*} --output.file="$work/bad.h5" \
+    >/dev/null 2>"$work/err"
+  status=$?
+  ((status == 2)) && grep -q "${bad#*|}" "$work/err" || { cat "$work/err"; fail "${bad%%|*}: status $status"; }
+done
 "$cmlbed" simulate "${settings[@]}" --experiment.method=sl --devices 2 --profile "$work/profile.json" \
   --output.file="$work/sl.h5" >/dev/null 2>"$work/err"
 status=$?
