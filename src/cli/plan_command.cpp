@@ -27,7 +27,7 @@ std::string row(const train::PlanCandidate& c, const char* mark) {
 
 int plan_command(int argc, char** argv) {
   const train::RunStamp started = train::now_stamp();
-  try {
+  return report_errors([&] {
     SimulateArguments args = parse_simulate_arguments("plan", argc, argv);
     if (args.help) {
       std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--section.key=value ...]\n"
@@ -54,13 +54,7 @@ int plan_command(int argc, char** argv) {
               << " micro-batches, predicted round " << result.closed_form.round_s << " s ("
               << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)" << std::endl;
     return 0;
-  } catch (const ConfigError& e) {
-    std::cerr << "cmlbed: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cmlbed: failed: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }
 
 }  // namespace cmlbed::cli

@@ -20,7 +20,6 @@
 #include "cmlbed/train/profiler.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
-#include "cmlbed/version.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
@@ -28,19 +27,6 @@ namespace po = boost::program_options;
 
 namespace cmlbed::cli {
 namespace {
-
-trace::RunInfo simulated_run_info(const Config& config, const train::RunStamp& started, int ranks) {
-  trace::RunInfo info;
-  info.config_ini = config.to_ini();
-  info.cmlbed_version = kVersion;
-  info.git_revision = kGitRevision;
-  info.method = config.text("experiment.method");
-  info.started_at = started.iso;
-  info.mpi_size = ranks;
-  info.clock_offsets_ns.assign(static_cast<std::size_t>(ranks), 0);
-  info.clock_uncertainty_ns.assign(static_cast<std::size_t>(ranks), 0);
-  return info;
-}
 
 int simulate(const Config& config, const SimulateArguments& args, const train::RunStamp& started) {
   const int devices = *args.devices;
@@ -51,7 +37,7 @@ int simulate(const Config& config, const SimulateArguments& args, const train::R
   const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
 
   const std::string path = config.text("output.file");
-  trace::ResultsFile results(path, config.flag("output.overwrite"), simulated_run_info(config, started, devices + 1));
+  trace::ResultsFile results(path, config.flag("output.overwrite"), train::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
   results.mark_simulated(plan::to_json(profile).dump());
   std::vector<trace::RoundRecord> records;
   for (const plan::SimulatedRound& round : rounds) {
@@ -74,7 +60,7 @@ int simulate(const Config& config, const SimulateArguments& args, const train::R
 int simulate_command(int argc, char** argv) {
   const train::RunStamp started = train::now_stamp();
   SimulateArguments args;
-  try {
+  return report_errors([&] {
     args = parse_simulate_arguments("simulate", argc, argv);
     if (args.help) {
       std::cout << "Usage: cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N] "
@@ -88,13 +74,7 @@ int simulate_command(int argc, char** argv) {
     }
     const Config config = simulation_config(args, started.compact, /*check_output=*/true);
     return simulate(config, args, started);
-  } catch (const ConfigError& e) {
-    std::cerr << "cmlbed: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cmlbed: failed: " << e.what() << std::endl;
-    return 1;
-  }
+  });
 }
 
 }  // namespace cmlbed::cli

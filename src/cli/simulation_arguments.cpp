@@ -88,4 +88,16 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
   return train::profile_in_process(config, train::ProfilerSettings{});
 }
 
+int report_errors(const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const ConfigError& e) {
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cmlbed: failed: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
 }  // namespace cmlbed::cli

@@ -2,6 +2,7 @@
 // What `cmlbed simulate` and `cmlbed plan` share: their options (--config, --profile,
 // --devices), the configuration they resolve and the profile they use.
 #include <boost/program_options/options_description.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,5 +32,9 @@ Config simulation_config(SimulateArguments& args, const std::string& stamp, bool
 // --profile's profile (ConfigError naming the file when it cannot be read), or one
 // measured here, in-process, as the server and as device 1 (said on stdout).
 plan::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command);
+
+// Runs a command that needs no MPI: its exit status, or 2 after printing a ConfigError
+// ("cmlbed: error: ..."), 1 after any other exception ("cmlbed: failed: ...").
+int report_errors(const std::function<int()>& command);
 
 }  // namespace cmlbed::cli

@@ -44,24 +44,6 @@ std::map<int, net::LinkSpec> outgoing_links(const Config& config, int rank, int 
   return links;
 }
 
-trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
-                        std::vector<std::string> hosts,
-                        const std::vector<net::ClockEstimate>& clocks) {
-  trace::RunInfo info;
-  info.config_ini = config.to_ini();
-  info.cmlbed_version = kVersion;
-  info.git_revision = kGitRevision;
-  info.method = config.text("experiment.method");
-  info.started_at = started.iso;
-  info.mpi_size = mpi_size;
-  info.hosts = std::move(hosts);
-  for (const auto& clock : clocks) {
-    info.clock_offsets_ns.push_back(clock.offset_ns);
-    info.clock_uncertainty_ns.push_back(clock.uncertainty_ns);
-  }
-  return info;
-}
-
 std::string rounds_text(int rounds) {
   return rounds == 0 ? std::string("no round") : rounds == 1 ? std::string("round 1")
                                                              : "rounds 1-" + std::to_string(rounds);
@@ -95,6 +77,24 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
 }
 
 }  // namespace
+
+trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
+                        std::vector<std::string> hosts,
+                        const std::vector<net::ClockEstimate>& clocks) {
+  trace::RunInfo info;
+  info.config_ini = config.to_ini();
+  info.cmlbed_version = kVersion;
+  info.git_revision = kGitRevision;
+  info.method = config.text("experiment.method");
+  info.started_at = started.iso;
+  info.mpi_size = mpi_size;
+  info.hosts = std::move(hosts);
+  for (const auto& clock : clocks) {
+    info.clock_offsets_ns.push_back(clock.offset_ns);
+    info.clock_uncertainty_ns.push_back(clock.uncertainty_ns);
+  }
+  return info;
+}
 
 RunStamp now_stamp() {
   const std::time_t now = std::time(nullptr);

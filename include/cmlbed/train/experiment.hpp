@@ -1,8 +1,10 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -13,6 +15,11 @@ struct RunStamp {
   std::string compact;  // 20261129-222528, for default file names
 };
 RunStamp now_stamp();
+
+// The root attributes of a run's results file. A simulated run (`cmlbed simulate`) has
+// no hosts and zero clock offsets.
+trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
+                        std::vector<std::string> hosts, const std::vector<net::ClockEstimate>& clocks);
 
 // How a run begins: with a new results file, or continuing an existing one after its
 // last checkpoint (`cmlbed run --resume`; see checkpoint.hpp).
