@@ -32,7 +32,7 @@ CheckpointInfo sample_info(int rounds) {
   info.round_rows = static_cast<std::uint64_t>(rounds);
   info.event_rows = {10u * rounds, 20u * rounds, 0};
   info.time_ns = 123456789012345 + rounds;
-  info.elapsed_ns = 987654321 * rounds;
+  info.elapsed_ns = 987654321LL * rounds;  // int would overflow from round 3 (UBSan)
   info.written_at = "2026-12-01T10:05:00Z";
   return info;
 }

@@ -23,6 +23,8 @@
 #include "cmlbed/train/method_registry.hpp"
 #include "commands.hpp"
 #include "auto_plan.hpp"
+#include "cmlbed/train/privacy.hpp"
+#include "cmlbed/train/simulation_setup.hpp"
 #include "run_arguments.hpp"
 #include "run_plan.hpp"
 
@@ -115,6 +117,18 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
     throw ConfigError("run: --resume " + file + ": cannot write it: " + std::strerror(errno));
   }
   return config;
+}
+
+// [privacy] with the Gaussian mechanism: the (epsilon, delta) figure over the run's
+// releases, as root attributes (docs/privacy.md).
+void record_privacy(const Config& config, int devices, trace::ResultsFile& results) {
+  if (config.text("privacy.mechanism") != "gaussian") return;
+  const std::int64_t releases = train::privacy_releases(config, train::device_sample_counts(config, devices));
+  const double delta = config.real("privacy.delta");
+  results.set_root_number("privacy_releases", static_cast<double>(releases));
+  results.set_root_number("privacy_delta", delta);
+  results.set_root_number("privacy_epsilon",
+                          train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases, delta));
 }
 
 }  // namespace
@@ -210,6 +224,7 @@ int run_command(int argc, char** argv) {
                                  args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
                                  [&](trace::ResultsFile& results) {
                                    if (plan) results.write_plan(*plan);
+                                   record_privacy(*config, ranks - 1, results);
                                  });
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.

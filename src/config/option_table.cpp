@@ -211,6 +211,20 @@ std::vector<OptionSpec> build_table() {
              "compute each device does per round before sending (stretched by "
              "devices.slowdown)"),
 
+      // [privacy] (docs/privacy.md)
+      choice("privacy.mechanism", "none", {"none", "gaussian", "laplace"},
+             "differential privacy: split methods clip every sample's uploaded activation "
+             "(L2 for gaussian, L1 for laplace) to privacy.clip and add noise of std / scale "
+             "noise_multiplier x clip; fl (gaussian only): DP-FedAvg, each update clipped, "
+             "Gaussian noise of noise_multiplier x clip / devices on the average"),
+      bounded(option("privacy.clip", T::real, "1", "norm", "clipping norm C"), 1e-12, 1e12),
+      bounded(option("privacy.noise_multiplier", T::real, "1", "sigma",
+                     "noise standard deviation (or Laplace scale) in units of privacy.clip"),
+              0, 1e6),
+      bounded(option("privacy.delta", T::real, "1e-5", "probability",
+                     "delta of the (epsilon, delta) figure the results file records (gaussian)"),
+              1e-300, 0.999999),
+
       // [evaluation]
       choice("evaluation.scope", "global", {"global", "per-device"},
              "global: the aggregated model on the whole test set; per-device: each device "

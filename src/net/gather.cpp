@@ -55,7 +55,8 @@ std::vector<std::vector<T>> gather_plain(const std::vector<T>& mine, MPI_Comm co
   std::vector<std::vector<T>> values;
   for (const auto& bytes : per_rank) {
     std::vector<T> rank_values(bytes.size() / sizeof(T));
-    std::memcpy(rank_values.data(), bytes.data(), rank_values.size() * sizeof(T));
+    // memcpy from an empty vector's data() (null) is undefined even for 0 bytes (UBSan).
+    if (!rank_values.empty()) std::memcpy(rank_values.data(), bytes.data(), rank_values.size() * sizeof(T));
     values.push_back(std::move(rank_values));
   }
   return values;

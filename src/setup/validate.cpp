@@ -96,6 +96,16 @@ void validate_device_speed(const Config& config, int devices) {
   }
 }
 
+void validate_privacy(const Config& config) {
+  const std::string method = config.text("experiment.method");
+  require(config.text("privacy.mechanism") != "laplace" || method != "fl",
+          "privacy.mechanism = laplace with experiment.method = fl: DP-FedAvg adds Gaussian noise; use "
+          "gaussian");
+  require(config.text("privacy.mechanism") == "none" || method != "transfer",
+          "privacy.mechanism = " + config.text("privacy.mechanism") +
+              " with experiment.method = transfer: the transfer job sends no data to protect");
+}
+
 void validate_partition(const Config& config, int devices) {
   const std::string scheme = config.text("data.partition");
   if (scheme != "iid") {
@@ -166,6 +176,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   validate_training(config);
   validate_adasplit(config, devices);
   validate_device_speed(config, devices);
+  validate_privacy(config);
   validate_partition(config, devices);
   validate_data_files(config);
   validate_model(config, devices);

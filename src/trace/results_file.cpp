@@ -690,6 +690,12 @@ void ResultsFile::write_plan(const PlanTable& plan) {
   write_string_attribute(group.get(), "profile", plan.profile_json, where);
 }
 
+void ResultsFile::set_root_number(const std::string& name, double value) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  write_attribute(impl.file.get(), name, H5T_NATIVE_DOUBLE, scalar_space(), &value, impl.where());
+}
+
 void ResultsFile::mark_simulated(const std::string& profile_json) {
   Impl& impl = open_impl();
   hdf5::silence_error_printing();

@@ -51,7 +51,7 @@ AdaSplitSettings adasplit_settings(const Config& config) {
 }
 
 AdaSplit::AdaSplit(const Config& config, int rank, int devices)
-    : rank_(rank), devices_(devices), settings_(training_settings(config)),
+    : rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
       adasplit_(adasplit_settings(config)), data_(load_training_data(config, rank, devices)),
       split_(static_cast<std::size_t>(config.integer("model.split"))) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
@@ -141,7 +141,10 @@ void AdaSplit::train_device_round(const RoundContext& context) {
     if (choice.item<std::uint8_t>() == 0) continue;
     // The activation of this batch's forward, before the step changed the weights.
     net::MessageHeader header = header_for(net::MessageKind::activation, context.round, batch);
-    uploads.push_back(context.transport.send(0, header, activation_payload(activation.detach(), labels, header)));
+    // [privacy]: clipped and noised on its way out (nothing comes back to flow through).
+    const torch::Tensor released =
+        privatize_activation(activation.detach(), privacy_, noise_seed(settings_.seed, rank_, context.round, batch, 0));
+    uploads.push_back(context.transport.send(0, header, activation_payload(released, labels, header)));
   }
   for (auto& upload : uploads) wait_or_throw(upload, context, 0, "activation upload");
 }

@@ -19,6 +19,7 @@
 #include "cmlbed/model/weight_masks.hpp"
 #include "cmlbed/train/contrastive_objective.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/privacy.hpp"
 #include "cmlbed/train/orchestrator.hpp"
 #include "training_data.hpp"
 
@@ -60,6 +61,7 @@ class AdaSplit : public Method {
   int rank_;
   int devices_;
   TrainingSettings settings_;
+  PrivacySettings privacy_;
   AdaSplitSettings adasplit_;
   TrainingData data_;
   std::size_t split_ = 0;

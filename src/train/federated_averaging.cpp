@@ -19,7 +19,7 @@ net::MessageHeader model_header(int round, std::int64_t samples) {
 }  // namespace
 
 FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devices)
-    : rank_(rank), devices_(devices), settings_(training_settings(config)),
+    : rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
       data_(load_training_data(config, rank, devices)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
@@ -31,6 +31,7 @@ FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devic
     optimizer_ = make_optimizer(*model_, settings_);
     batches_ = std::make_unique<LocalBatches>(data_.own_positions(),
                                               settings_.seed, rank);
+    if (privacy_.on()) round_start_ = flat_state(*model_);
   }
 }
 
@@ -67,8 +68,15 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
   }
   if (!aggregating) return;  // keep training our own model until the next aggregation
   net::MessageHeader header = model_header(context.round, static_cast<std::int64_t>(batches_->samples()));
-  net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*model_), header));
+  torch::Tensor upload = flat_state(*model_);
+  if (privacy_.on()) {
+    // DP-FedAvg: the update since the last aggregation, clipped to L2 norm privacy.clip.
+    auto stage = compute_stage(context, EventKind::compute);
+    upload = round_start_ + clip_rows((upload - round_start_).unsqueeze(0), privacy_.clip, false).squeeze(0);
+  }
+  net::SendHandle sent = context.transport.send(0, header, tensor_payload(upload, header));
   load_flat_state(*model_, tensor_from(receive_or_throw(average, context, 0, "averaged model")));
+  if (privacy_.on()) round_start_ = flat_state(*model_);
   wait_or_throw(sent, context, 0, "model upload");
 }
 
@@ -87,7 +95,13 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
   }
   {
     auto stage = compute_stage(context, EventKind::aggregate);
-    load_flat_state(*model_, weighted_average(models, weights));
+    torch::Tensor averaged = weighted_average(models, weights);
+    if (privacy_.on()) {
+      // DP-FedAvg: Gaussian noise of noise_multiplier x clip / devices on the average.
+      averaged = averaged + noise_like(averaged, privacy_.noise_multiplier * privacy_.clip / devices_, false,
+                                       noise_seed(settings_.seed, 0, context.round, -1, -1));
+    }
+    load_flat_state(*model_, averaged);
   }
   // Every device gets the same average: flatten it once.
   const torch::Tensor average = flat_state(*model_);
@@ -118,11 +132,13 @@ std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::fina
 void FederatedAveraging::save_state(torch::serialize::OutputArchive& archive) {
   save_module(archive, "model", *model_);
   save_optimizer(archive, "optimizer", optimizer_.get());
+  if (round_start_.defined()) archive.write("round_start", round_start_);
 }
 
 void FederatedAveraging::load_state(torch::serialize::InputArchive& archive) {
   load_module(archive, "model", *model_);
   load_optimizer(archive, "optimizer", optimizer_.get());
+  if (round_start_.defined()) archive.read("round_start", round_start_);
 }
 
 }  // namespace cmlbed::train

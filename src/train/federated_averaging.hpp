@@ -5,6 +5,7 @@
 // else: its idle time is the baseline the split methods are compared with.
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/privacy.hpp"
 #include "training_data.hpp"
 
 namespace cmlbed::train {
@@ -26,12 +27,16 @@ class FederatedAveraging : public Method {
   int rank_;
   int devices_;
   TrainingSettings settings_;
+  PrivacySettings privacy_;
   TrainingData data_;
   std::unique_ptr<model::ModelPart> model_;      // device: its copy; server: the average
   std::unique_ptr<model::ModelPart> no_layers_;  // server: identity, to evaluate model_
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LocalBatches> batches_;
   model::PartCost cost_;  // FLOPs of the whole model
+  // Device, with [privacy]: the model at the last aggregation, against which its update
+  // is clipped (DP-FedAvg).
+  torch::Tensor round_start_;
 };
 
 }  // namespace cmlbed::train

@@ -32,7 +32,7 @@ net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Mod
 }  // namespace
 
 SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices)
-    : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)),
+    : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
       data_(load_training_data(config, rank, devices)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
@@ -120,6 +120,9 @@ void SplitLearning::train_batch(const RoundContext& context, int batch,
       auto stage = compute_stage(context, EventKind::forward, batch, i,
                                  static_cast<double>(piece.size(0)) * device_cost_.forward_per_sample);
       output = device_part_->forward(piece);
+      // [privacy]: what leaves the device is clipped and noised (the backward flows
+      // through the clipping).
+      output = privatize_activation(output, privacy_, noise_seed(settings_.seed, rank_, context.round, batch, i));
     }
     net::MessageHeader header = header_for(net::MessageKind::activation, context.round, batch, i, m);
     net::Payload payload = activation_payload(output.detach(), label_pieces[static_cast<std::size_t>(i)], header);

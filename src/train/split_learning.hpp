@@ -12,6 +12,7 @@
 //          the device part goes from device to device through the server.
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/privacy.hpp"
 #include "training_data.hpp"
 
 namespace cmlbed::train {
@@ -53,6 +54,7 @@ class SplitLearning : public Method {
   int rank_;
   int devices_;
   TrainingSettings settings_;
+  PrivacySettings privacy_;
   TrainingData data_;
   std::vector<int> micro_batches_;  // per device (index d-1)
   std::vector<std::size_t> splits_;  // per device

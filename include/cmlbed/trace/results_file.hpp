@@ -100,6 +100,9 @@ class ResultsFile {
   // file's name, next to this file), which say what `--resume` continues from.
   void record_checkpoint(const CheckpointRecord& record, const std::string& checkpoint_file);
 
+  // A float64 root attribute (e.g. privacy_epsilon), replacing one of that name.
+  void set_root_number(const std::string& name, double value);
+
   // Marks a run that the schedule simulator made (`cmlbed simulate`): root attributes
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
   void mark_simulated(const std::string& profile_json);

@@ -1,0 +1,90 @@
+#include "cmlbed/train/privacy.hpp"
+
+#include "cmlbed/train/local_training.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace cmlbed::train {
+
+PrivacySettings privacy_settings(const Config& config) {
+  PrivacySettings s;
+  const std::string& mechanism = config.text("privacy.mechanism");
+  s.mechanism = mechanism == "gaussian"  ? PrivacyMechanism::gaussian
+                : mechanism == "laplace" ? PrivacyMechanism::laplace
+                                         : PrivacyMechanism::none;
+  s.clip = config.real("privacy.clip");
+  s.noise_multiplier = config.real("privacy.noise_multiplier");
+  s.delta = config.real("privacy.delta");
+  return s;
+}
+
+std::uint64_t noise_seed(std::uint64_t seed, int rank, int round, int batch, int micro_batch) {
+  // splitmix64 over the fields in turn: nearby fields give unrelated seeds.
+  std::uint64_t x = seed;
+  for (const std::int64_t field : {std::int64_t{rank}, std::int64_t{round}, std::int64_t{batch},
+                                   std::int64_t{micro_batch}}) {
+    x += 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(field);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+  }
+  return x;
+}
+
+torch::Tensor clip_rows(const torch::Tensor& activation, double clip, bool l1) {
+  const torch::Tensor rows = activation.flatten(1);
+  const torch::Tensor norms = l1 ? rows.abs().sum(1) : rows.pow(2).sum(1).sqrt();
+  // Scale = min(1, clip / norm); the 1e-12 keeps an all-zero row at zero.
+  const torch::Tensor scale = (clip / (norms + 1e-12)).clamp_max(1.0);
+  std::vector<std::int64_t> shape(static_cast<std::size_t>(activation.dim()), 1);
+  shape[0] = activation.size(0);
+  return activation * scale.view(shape);
+}
+
+torch::Tensor noise_like(const torch::Tensor& tensor, double scale, bool laplace, std::uint64_t seed) {
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  const auto options = tensor.options().requires_grad(false);
+  if (!laplace) return torch::randn(tensor.sizes(), generator, options) * scale;
+  // Laplace by inversion: u uniform in (-1/2, 1/2), -b sign(u) log(1 - 2|u|).
+  const torch::Tensor u = torch::rand(tensor.sizes(), generator, options) - 0.5;
+  return -scale * u.sign() * torch::log1p(-2 * u.abs());
+}
+
+torch::Tensor privatize_activation(const torch::Tensor& activation, const PrivacySettings& settings,
+                                   std::uint64_t seed) {
+  if (!settings.on()) return activation;
+  const bool laplace = settings.mechanism == PrivacyMechanism::laplace;
+  const torch::Tensor clipped = clip_rows(activation, settings.clip, laplace);
+  if (settings.noise_multiplier == 0) return clipped;
+  return clipped + noise_like(clipped, settings.noise_multiplier * settings.clip, laplace, seed);
+}
+
+double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta) {
+  if (noise_multiplier <= 0) return std::numeric_limits<double>::infinity();
+  if (releases <= 0) return 0;
+  const double per_alpha = static_cast<double>(releases) / (2 * noise_multiplier * noise_multiplier);
+  const double log_inverse_delta = std::log(1 / delta);
+  // The minimum of per_alpha x alpha + L / (alpha - 1) over alpha > 1 is at
+  // alpha = 1 + sqrt(L / per_alpha): per_alpha + 2 sqrt(per_alpha x L).
+  return per_alpha + 2 * std::sqrt(per_alpha * log_inverse_delta);
+}
+
+std::int64_t privacy_releases(const Config& config, const std::vector<std::size_t>& samples) {
+  const TrainingSettings settings = training_settings(config);
+  if (config.text("experiment.method") == "fl") {
+    return (settings.rounds + settings.aggregate_every - 1) / settings.aggregate_every;
+  }
+  std::int64_t per_round = 0;
+  for (const std::size_t n : samples) {
+    if (n == 0) continue;
+    const std::int64_t used = batches_per_round(n, settings) * settings.batch_size;
+    per_round = std::max<std::int64_t>(per_round, (used + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n));
+  }
+  return per_round * settings.rounds;
+}
+
+}  // namespace cmlbed::train

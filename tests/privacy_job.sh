@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# [privacy] in real runs: privacy.mechanism = none gives the weights of a run without the
+# section, bit for bit; the Gaussian mechanism changes them, in pipar and in fl
+# (DP-FedAvg), and the results file records the (epsilon, delta) figure of the run's
+# releases; Laplace runs too (split methods). Usage: privacy_job.sh CMLBED MPIEXEC PYTHON
+set -u
+cmlbed=$1 mpiexec=$2 python=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
+
+# 2 devices with 300 samples each, 4 mini-batches of 32 per round, 2 rounds: each sample
+# is released at most ceil(128 / 300) = 1 time per round, 2 in all.
+settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_test=50 --model.name=lenet
+          --model.split=2 --train.local_iterations=4 --experiment.rounds=2 --output.checkpoint=0)
+run() {  # NAME ARGS...
+  local name=$1; shift
+  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "$@" --output.file="$work/$name.h5" \
+    >"$work/$name.out" 2>&1 || { cat "$work/$name.out"; fail "$name: run failed"; }
+}
+run pipar --experiment.method=pipar
+run pipar-none --experiment.method=pipar --privacy.mechanism=none
+run pipar-gaussian --experiment.method=pipar --privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5
+run pipar-laplace --experiment.method=pipar --privacy.mechanism=laplace --privacy.clip=50 --privacy.noise_multiplier=0.1
+run fl --experiment.method=fl
+run fl-gaussian --experiment.method=fl --privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.3
+
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import math, sys
+import h5py
+import numpy as np
+work = sys.argv[1]
+def weights(name):
+    with h5py.File(f"{work}/{name}.h5", "r") as f:
+        return f["model/model"][:]
+bad = []
+if not np.array_equal(weights("pipar"), weights("pipar-none")):
+    bad.append("privacy.mechanism = none changed the weights")
+for base, private in (("pipar", "pipar-gaussian"), ("pipar", "pipar-laplace"), ("fl", "fl-gaussian")):
+    if np.array_equal(weights(base), weights(private)):
+        bad.append(f"{private}: the same weights as {base}")
+def eps(sigma, releases, delta):  # the RDP bound, minimised over alpha in closed form
+    a = releases / (2 * sigma * sigma)
+    return a + 2 * math.sqrt(a * math.log(1 / delta))
+for name, sigma, releases in (("pipar-gaussian", 0.5, 2), ("fl-gaussian", 0.3, 2)):
+    with h5py.File(f"{work}/{name}.h5", "r") as f:
+        got = (f.attrs.get("privacy_epsilon"), f.attrs.get("privacy_releases"), f.attrs.get("privacy_delta"))
+    print(f"{name}: epsilon {got[0]}, releases {got[1]}, delta {got[2]}")
+    if got[1] != releases or got[2] != 1e-5 or abs(got[0] - eps(sigma, releases, 1e-5)) > 1e-9:
+        bad.append(f"{name}: recorded {got}, expected releases {releases}, epsilon {eps(sigma, releases, 1e-5)}")
+with h5py.File(f"{work}/pipar.h5", "r") as f:
+    if "privacy_epsilon" in f.attrs:
+        bad.append("a run without privacy records an epsilon")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" --experiment.method=fl --privacy.mechanism=laplace \
+  --output.file="$work/bad.h5" >/dev/null 2>"$work/err"
+status=$?
+((status == 2)) && grep -q "DP-FedAvg adds Gaussian noise" "$work/err" || { cat "$work/err"; fail "fl + laplace: status $status"; }
+((failures == 0)) && echo "privacy_job: ok"
+exit $((failures > 0))
