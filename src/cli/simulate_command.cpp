@@ -72,7 +72,7 @@ int simulate_command(int argc, char** argv) {
                 << config_options_description();
       return 0;
     }
-    const Config config = simulation_config(args, started.compact, /*check_output=*/true);
+    const Config config = simulation_config(args, started.compact, /*check_output=*/true, "simulate");
     return simulate(config, args, started);
   });
 }

@@ -9,6 +9,7 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/train/profiler.hpp"
+#include "auto_plan.hpp"
 #include "run_arguments.hpp"
 
 namespace po = boost::program_options;
@@ -64,8 +65,17 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
   return args;
 }
 
-Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output) {
+Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output,
+                         const std::string& command) {
   const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  if (wants_auto(file_settings, args.settings)) {
+    // plan searches every split and micro-batch count anyway; simulate needs numbers.
+    if (command != "plan") {
+      throw ConfigError(command + ": model.split / pipar.micro_batches = auto: give numbers to simulate, or see "
+                        "every candidate with `cmlbed plan`");
+    }
+    args.settings = with_autos_replaced(file_settings, args.settings, 1, 1);
+  }
   Config config = Config::resolve(file_settings, args.settings);
   if (config.text("output.file").empty()) {
     args.settings.push_back(

@@ -26,8 +26,10 @@ boost::program_options::options_description simulate_options(const std::string& 
 SimulateArguments parse_simulate_arguments(const std::string& command, int argc, const char* const* argv);
 
 // The configuration, with output.file defaulting to results/<method>-simulated-<stamp>.h5,
-// checked for the arguments' device count (ConfigError).
-Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output);
+// checked for the arguments' device count (ConfigError). `auto` options: placeholders for
+// `plan` (it searches them all), a ConfigError for `simulate`.
+Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output,
+                         const std::string& command);
 
 // --profile's profile (ConfigError naming the file when it cannot be read), or one
 // measured here, in-process, as the server and as device 1 (said on stdout).
