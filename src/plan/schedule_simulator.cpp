@@ -148,9 +148,9 @@ class RoundSimulation {
     const std::int64_t n = in_.batch_size;
     const double samples = static_cast<double>(n);
     for (int b = 0; b < dev.batches; ++b) {
-      t = compute(d, EventKind::forward, t, at(dev.forward_s, n), samples * dev.forward_flops_per_sample, b);
-      t = compute(d, EventKind::backward, t, at(dev.backward_s, n), samples * dev.backward_flops_per_sample, b);
-      t = compute(d, EventKind::step, t, dev.step_s, dev.step_flops, b);
+      t = compute(d, EventKind::forward, t, at(dev.part.forward_s, n), samples * dev.part.forward_flops_per_sample, b);
+      t = compute(d, EventKind::backward, t, at(dev.part.backward_s, n), samples * dev.part.backward_flops_per_sample, b);
+      t = compute(d, EventKind::step, t, dev.part.step_s, dev.part.step_flops, b);
     }
     finish_training(d, t);
   }
@@ -189,8 +189,8 @@ class RoundSimulation {
     s.next_backward = 0;
     for (std::size_t i = 0; i < s.sizes.size(); ++i) {
       const std::int64_t n = s.sizes[i];
-      t = compute(d, EventKind::forward, t, at(dev.forward_s, n),
-                  static_cast<double>(n) * dev.forward_flops_per_sample, s.batch, static_cast<int>(i));
+      t = compute(d, EventKind::forward, t, at(dev.part.forward_s, n),
+                  static_cast<double>(n) * dev.part.forward_flops_per_sample, s.batch, static_cast<int>(i));
       const std::int64_t bytes = n * (dev.activation_bytes_per_sample + 8);  // activation + int64 labels
       push(transfer(d, 0, MessageType::activation, bytes, t, s.batch, static_cast<int>(i)), What::server_activation,
            d, s.batch, static_cast<int>(i));
@@ -206,13 +206,13 @@ class RoundSimulation {
     const SimulatedDevice& dev = device(job.device);
     const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
     const double samples = static_cast<double>(n);
-    std::int64_t t = compute(0, EventKind::forward, now, at(dev.server_forward_s, n),
-                             samples * dev.server_forward_flops_per_sample, job.batch, job.micro);
-    t = compute(0, EventKind::backward, t, at(dev.server_backward_s, n), samples * dev.server_backward_flops_per_sample,
+    std::int64_t t = compute(0, EventKind::forward, now, at(dev.server.forward_s, n),
+                             samples * dev.server.forward_flops_per_sample, job.batch, job.micro);
+    t = compute(0, EventKind::backward, t, at(dev.server.backward_s, n), samples * dev.server.backward_flops_per_sample,
                 job.batch, job.micro);
     push(transfer(0, job.device, MessageType::gradient, n * dev.activation_bytes_per_sample, t, job.batch, job.micro),
          What::device_gradient, job.device, job.batch, job.micro);
-    if (job.micro + 1 == dev.micro_batches) t = compute(0, EventKind::step, t, dev.server_step_s, dev.server_step_flops, job.batch);
+    if (job.micro + 1 == dev.micro_batches) t = compute(0, EventKind::step, t, dev.server.step_s, dev.server.step_flops, job.batch);
     server_free_ns_ = t;
     push(t, What::server_free, 0);
   }
@@ -226,12 +226,12 @@ class RoundSimulation {
            s.gradients[static_cast<std::size_t>(s.next_backward)]) {
       const std::int64_t n = s.sizes[static_cast<std::size_t>(s.next_backward)];
       const std::int64_t start = std::max(s.free_ns, *s.gradients[static_cast<std::size_t>(s.next_backward)]);
-      s.free_ns = compute(p.device, EventKind::backward, start, at(dev.backward_s, n),
-                          static_cast<double>(n) * dev.backward_flops_per_sample, s.batch, s.next_backward);
+      s.free_ns = compute(p.device, EventKind::backward, start, at(dev.part.backward_s, n),
+                          static_cast<double>(n) * dev.part.backward_flops_per_sample, s.batch, s.next_backward);
       ++s.next_backward;
     }
     if (s.next_backward < static_cast<int>(s.sizes.size())) return;
-    s.free_ns = compute(p.device, EventKind::step, s.free_ns, dev.step_s, dev.step_flops, s.batch);
+    s.free_ns = compute(p.device, EventKind::step, s.free_ns, dev.part.step_s, dev.part.step_flops, s.batch);
     if (++s.batch < dev.batches) {
       push(s.free_ns, What::device_start_batch, p.device);
     } else {

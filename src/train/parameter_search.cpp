@@ -14,9 +14,10 @@
 namespace cmlbed::train {
 namespace {
 
-PlanCandidate predict(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                      std::size_t split, int micro_batches) {
-  plan::SimulationInput input = simulation_input(config, profile, samples, {split, micro_batches});
+// `at_split`: the simulation input at the candidate's split (any micro-batch count);
+// built once per split, since it holds every device's stage lengths at every size.
+PlanCandidate predict(plan::SimulationInput input, std::size_t split, int micro_batches) {
+  for (plan::SimulatedDevice& device : input.devices) device.micro_batches = micro_batches;
   input.rounds = std::min(input.rounds, 2);
   const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   const plan::SimulatedRound& round = rounds.back();
@@ -39,18 +40,16 @@ PlanCandidate predict(const Config& config, const plan::Profile& profile, const 
 // node/server.py), with device 1's figures and sizes in bytes (not elements):
 // N = ceil((T_up + T_server_fwd + T_server_bwd + T_down) / min(T_dev_fwd, T_dev_bwd)) + 1,
 // at most batch / 2 and 100 (their rounding to a divisor-like value left out).
-int closed_form_micro_batches(const Config& config, const plan::Profile& profile,
-                              const std::vector<std::size_t>& samples, std::size_t split, std::int64_t batch) {
-  const plan::SimulationInput input = simulation_input(config, profile, samples, {split, 1});
+int closed_form_micro_batches(const plan::SimulationInput& input, std::int64_t batch) {
   const plan::SimulatedDevice& device = input.devices.front();
   const auto n = static_cast<std::size_t>(batch);
   const auto transfer_s = [&](const net::LinkSpec& link, double bytes) {
     return link.rate_bits_per_second ? bytes * 8 / *link.rate_bits_per_second : 0.0;
   };
   const double activation = static_cast<double>(batch * device.activation_bytes_per_sample);
-  const double communication_and_server = transfer_s(device.uplink, activation) + device.server_forward_s[n] +
-                                          device.server_backward_s[n] + transfer_s(device.downlink, activation);
-  const double device_stage = std::min(device.forward_s[n], device.backward_s[n]);
+  const double communication_and_server = transfer_s(device.uplink, activation) + device.server.forward_s[n] +
+                                          device.server.backward_s[n] + transfer_s(device.downlink, activation);
+  const double device_stage = std::min(device.part.forward_s[n], device.part.backward_s[n]);
   if (device_stage <= 0) return 1;
   const double n_micro = std::ceil(communication_and_server / device_stage) + 1;
   return static_cast<int>(std::max(1.0, std::min({n_micro, static_cast<double>(batch / 2), 100.0})));
@@ -89,17 +88,20 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
     if (!fixed.split || *fixed.split == split) splits.push_back(split);
   }
   PlanResult result;
+  std::vector<plan::SimulationInput> inputs;  // index as `splits`
   for (const std::size_t split : splits) {
-    for (const int m : counts) result.candidates.push_back(predict(config, profile, samples, split, m));
+    inputs.push_back(simulation_input(config, profile, samples, {split, 1}));
+    for (const int m : counts) result.candidates.push_back(predict(inputs.back(), split, m));
   }
   result.best = static_cast<std::size_t>(
       std::min_element(result.candidates.begin(), result.candidates.end(),
                        [](const PlanCandidate& a, const PlanCandidate& b) { return a.round_s < b.round_s; }) -
       result.candidates.begin());
   const std::size_t split = result.candidates[result.best].split;
-  result.closed_form_micro_batches =
-      method == "pipar" ? closed_form_micro_batches(config, profile, samples, split, batch) : 1;
-  result.closed_form = predict(config, profile, samples, split, result.closed_form_micro_batches);
+  const plan::SimulationInput& at_best =
+      inputs[static_cast<std::size_t>(std::find(splits.begin(), splits.end(), split) - splits.begin())];
+  result.closed_form_micro_batches = method == "pipar" ? closed_form_micro_batches(at_best, batch) : 1;
+  result.closed_form = predict(at_best, split, result.closed_form_micro_batches);
   return result;
 }
 

@@ -10,37 +10,40 @@
 namespace cmlbed::train {
 namespace {
 
-// Stage lengths of layers [first, last) at 0..batch samples, from `rank`'s profile.
-struct PartTimes {
-  plan::SecondsBySamples forward_s, backward_s;
-  double step_s = 0;
-};
-
-PartTimes part_times(const plan::Profile& profile, const plan::RankProfile& rank, std::size_t first, std::size_t last,
-                     std::int64_t batch, double stretch) {
-  PartTimes times;
-  for (std::int64_t n = 0; n <= batch; ++n) {
+// Layers [first, last) at 0..batch samples, timed from `rank`'s profile (stretched by
+// `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate.
+plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::RankProfile& rank,
+                                   const std::vector<model::LayerStats>& stats, std::size_t first, std::size_t last,
+                                   bool input_needs_gradient, const TrainingSettings& settings, double stretch,
+                                   std::optional<double> rate) {
+  const model::PartCost cost = model::part_cost(stats, first, last, input_needs_gradient);
+  plan::SimulatedPart part;
+  part.forward_flops_per_sample = cost.forward_per_sample;
+  part.backward_flops_per_sample = cost.backward_per_sample;
+  part.step_flops = step_flops(cost.parameters, settings);
+  for (std::int64_t n = 0; n <= settings.batch_size; ++n) {
+    const auto samples = static_cast<double>(n);
     double forward = 0, backward = 0;
-    for (std::size_t l = first; l < last; ++l) {
-      forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, static_cast<double>(n));
-      backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, static_cast<double>(n));
+    if (rate) {
+      forward = samples * cost.forward_per_sample / *rate;
+      backward = samples * cost.backward_per_sample / *rate;
+    } else {
+      for (std::size_t l = first; l < last; ++l) {
+        forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, samples);
+        backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, samples);
+      }
+      forward *= stretch;
+      backward *= stretch;
     }
-    times.forward_s.push_back(forward * stretch);
-    times.backward_s.push_back(backward * stretch);
+    part.forward_s.push_back(forward);
+    part.backward_s.push_back(backward);
   }
-  for (std::size_t l = first; l < last; ++l) times.step_s += rank.layers[l].step_s * stretch;
-  return times;
-}
-
-// The same stages paced by devices.flops: FLOPs / rate.
-PartTimes paced_times(const model::PartCost& cost, double step_flops, std::int64_t batch, double rate) {
-  PartTimes times;
-  for (std::int64_t n = 0; n <= batch; ++n) {
-    times.forward_s.push_back(static_cast<double>(n) * cost.forward_per_sample / rate);
-    times.backward_s.push_back(static_cast<double>(n) * cost.backward_per_sample / rate);
+  if (rate) {
+    part.step_s = part.step_flops / *rate;
+  } else {
+    for (std::size_t l = first; l < last; ++l) part.step_s += rank.layers[l].step_s * stretch;
   }
-  times.step_s = step_flops / rate;
-  return times;
+  return part;
 }
 
 const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
@@ -104,30 +107,13 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     device.batches = batches_per_round(samples[static_cast<std::size_t>(d - 1)], settings);
     device.uplink = link_spec(config, d, LinkDirection::uplink);
     device.downlink = link_spec(config, d, LinkDirection::downlink);
-    const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
-    const std::optional<double> rate = config.compute_rate_flops("devices.flops", d);
-    const PartTimes times = rate ? paced_times(device_cost, step_flops(device_cost.parameters, settings),
-                                               settings.batch_size, *rate)
-                                 : part_times(profile, rank_profile(profile, d), 0, split, settings.batch_size,
-                                              config.real("devices.slowdown", d));
-    device.forward_s = times.forward_s;
-    device.backward_s = times.backward_s;
-    device.step_s = times.step_s;
-    device.forward_flops_per_sample = device_cost.forward_per_sample;
-    device.backward_flops_per_sample = device_cost.backward_per_sample;
-    device.step_flops = step_flops(device_cost.parameters, settings);
+    device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings,
+                                 config.real("devices.slowdown", d), config.compute_rate_flops("devices.flops", d));
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
-    device.part_parameters = device_cost.parameters;
+    device.part_parameters = model::part_cost(stats, 0, split, false).parameters;
     if (method != "fl") {
-      const model::PartCost server_cost = model::part_cost(stats, split, layers, true);
-      const PartTimes on_server = part_times(profile, server, split, layers, settings.batch_size, 1.0);
-      device.server_forward_s = on_server.forward_s;
-      device.server_backward_s = on_server.backward_s;
-      device.server_step_s = on_server.step_s;
-      device.server_forward_flops_per_sample = server_cost.forward_per_sample;
-      device.server_backward_flops_per_sample = server_cost.backward_per_sample;
-      device.server_step_flops = step_flops(server_cost.parameters, settings);
+      device.server = simulated_part(profile, server, stats, split, layers, true, settings, 1.0, std::nullopt);
     }
     input.devices.push_back(std::move(device));
   }

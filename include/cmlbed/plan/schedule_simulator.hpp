@@ -21,21 +21,22 @@ namespace cmlbed::plan {
 // Seconds of one compute stage at n samples (index n = 0 .. batch size).
 using SecondsBySamples = std::vector<double>;
 
+// One part of the model on one side: its stage lengths and the FLOPs they count.
+struct SimulatedPart {
+  SecondsBySamples forward_s, backward_s;
+  double step_s = 0;
+  double forward_flops_per_sample = 0, backward_flops_per_sample = 0, step_flops = 0;
+};
+
 struct SimulatedDevice {
   int micro_batches = 1;             // per mini-batch (1 for fl and sfl)
   std::int64_t batches = 1;          // mini-batches per round
   std::int64_t samples = 0;          // its training samples (the weight of its model)
   net::LinkSpec uplink, downlink;    // downlink: the server's link to this device
-  // Its part (fl: the whole model): per-sample FLOPs and stage lengths.
-  SecondsBySamples forward_s, backward_s;
-  double step_s = 0;
-  double forward_flops_per_sample = 0, backward_flops_per_sample = 0, step_flops = 0;
+  SimulatedPart part;                // its part (fl: the whole model)
+  SimulatedPart server;              // the server's part for this device (empty for fl)
   std::int64_t activation_bytes_per_sample = 0;  // float32 output of its part (0 for fl)
   std::int64_t part_parameters = 0;              // what it uploads for averaging
-  // The server's part for this device (empty for fl).
-  SecondsBySamples server_forward_s, server_backward_s;
-  double server_step_s = 0;
-  double server_forward_flops_per_sample = 0, server_backward_flops_per_sample = 0, server_step_flops = 0;
 };
 
 struct SimulationInput {
