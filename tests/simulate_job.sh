@@ -20,15 +20,19 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
           --network.uplink_rate=2mbit --network.downlink_rate=5mbit --pipar.micro_batches=4)
 "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" -o "$work/profile.json" >"$work/profile.out" 2>&1 ||
   { cat "$work/profile.out"; fail "profile failed"; exit 1; }
-for method in fl sfl pipar; do
-  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" --experiment.method=$method \
-    --output.file="$work/run-$method.h5" >"$work/run-$method.out" 2>&1 ||
-    { cat "$work/run-$method.out"; fail "$method: run failed"; continue; }
-  "$cmlbed" simulate "${settings[@]}" --experiment.method=$method --devices 2 --profile "$work/profile.json" \
-    --output.file="$work/sim-$method.h5" >"$work/sim-$method.out" 2>&1 ||
-    { cat "$work/sim-$method.out"; fail "$method: simulate failed"; continue; }
-  "$python" "$report" summary "$work/sim-$method.h5" >"$work/report-$method.out" 2>&1 ||
-    { cat "$work/report-$method.out"; fail "$method: cmlbed-report summary failed on the simulated file"; }
+# pipar-mixed: device 2 cuts its mini-batches into 1 micro-batch, device 1 into 4.
+for case in fl sfl pipar pipar-mixed; do
+  method=${case%-mixed}
+  extra=()
+  [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1)
+  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "${extra[@]}" --experiment.method=$method \
+    --output.file="$work/run-$case.h5" >"$work/run-$case.out" 2>&1 ||
+    { cat "$work/run-$case.out"; fail "$case: run failed"; continue; }
+  "$cmlbed" simulate "${settings[@]}" "${extra[@]}" --experiment.method=$method --devices 2 \
+    --profile "$work/profile.json" --output.file="$work/sim-$case.h5" >"$work/sim-$case.out" 2>&1 ||
+    { cat "$work/sim-$case.out"; fail "$case: simulate failed"; continue; }
+  "$python" "$report" summary "$work/sim-$case.h5" >"$work/report-$case.out" 2>&1 ||
+    { cat "$work/report-$case.out"; fail "$case: cmlbed-report summary failed on the simulated file"; }
 done
 
 "$python" - "$work" <<'PY' || failures=$((failures + 1))
@@ -37,7 +41,7 @@ import h5py
 import numpy as np
 work = sys.argv[1]
 bad = []
-for method in ("fl", "sfl", "pipar"):
+for method in ("fl", "sfl", "pipar", "pipar-mixed"):
     with h5py.File(f"{work}/run-{method}.h5", "r") as f:
         real = f["rounds"][:]
     with h5py.File(f"{work}/sim-{method}.h5", "r") as f:
@@ -56,6 +60,12 @@ for method in ("fl", "sfl", "pipar"):
           f"simulated {sim['idle_s'][:, 0].sum() / sim['wall_s'].sum():.1%}")
     if abs(error) > 0.35:
         bad.append(f"{method}: simulated mean round {simulated:.3f} s vs measured {measured:.3f} s ({error:+.1%})")
+# Device 2's own micro-batch count: activation uploads per round (both devices) 4 + 1
+# against 4 + 4 per iteration; each device also uploads its part once for averaging.
+with h5py.File(f"{work}/run-pipar.h5", "r") as f, h5py.File(f"{work}/run-pipar-mixed.h5", "r") as g:
+    four, mixed = f["rounds"]["messages_up"][:] - 2, g["rounds"]["messages_up"][:] - 2
+    if not np.array_equal(mixed * 8, four * 5):
+        bad.append(f"device.2.micro_batches = 1: uploads {mixed.tolist()} against {four.tolist()} with 4")
 for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
@@ -98,9 +108,51 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# Per device: device 2 behind a 4x thinner uplink, its split and both devices' micro-batch
+# counts left to the planner (device 1's split fixed). The plan refines per device, the
+# stored configuration holds each device's values, and the run with different micro-batch
+# counts per device rounds as predicted (35%, as above).
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" --experiment.method=pipar --model.split=2 \
+  --device.2.split=auto --pipar.micro_batches=auto --device.2.uplink_rate=500kbit --plan.profile="$work/profile.json" \
+  --output.file="$work/per-device.h5" >"$work/per-device.out" 2>&1 ||
+  { cat "$work/per-device.out"; fail "per-device auto: run failed"; }
+grep -q "per-device pass" "$work/per-device.out" || { cat "$work/per-device.out"; fail "per-device auto: not refined"; }
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import re, sys
+import h5py
+work = sys.argv[1]
+bad = []
+with h5py.File(f"{work}/per-device.h5", "r") as f:
+    plan = f["plan"]
+    splits = [int(s) for s in plan["device_split"][:]]
+    counts = [int(m) for m in plan["device_micro_batches"][:]]
+    config = f.attrs["config"]
+    if splits[0] != 2: bad.append(f"device 1's fixed split 2 became {splits[0]}")
+    if plan.attrs["passes"] < 1: bad.append("no per-device pass")
+    if plan.attrs["predicted_round_s"] > plan.attrs["uniform_round_s"]:
+        bad.append("the per-device plan is predicted slower than the best uniform pair")
+    if " = auto\n" in config: bad.append("the stored configuration still says auto")
+    # What each device ran with: its [device.K] value, else the global one.
+    def value(key, device):
+        section = re.search(rf"\[device\.{device}\]\n((?:[^\[].*\n)*)", config)
+        own = section and re.search(rf"^{key} = (\d+)$", section.group(1), re.M)
+        return int(own.group(1)) if own else int(re.search(rf"^{key} = (\d+)$", config, re.M).group(1))
+    for d in (1, 2):
+        if (value("split", d), value("micro_batches", d)) != (splits[d - 1], counts[d - 1]):
+            bad.append(f"device {d}: stored configuration differs from the plan {splits[d - 1]}, {counts[d - 1]}")
+    wall, predicted = f["rounds"]["wall_s"][-1], plan.attrs["predicted_round_s"]
+    print(f"per-device auto: splits {splits}, micro-batches {counts}, {plan.attrs['passes']} pass(es); "
+          f"predicted {predicted:.3f} s (uniform {plan.attrs['uniform_round_s']:.3f} s), measured {wall:.3f} s "
+          f"({wall / predicted - 1:+.1%})")
+    if abs(wall / predicted - 1) > 0.35:
+        bad.append(f"measured round {wall:.3f} s vs predicted {predicted:.3f} s")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # Bad input: exit status 2, one line.
 for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl or pipar" \
-           "--experiment.method=pipar --device.2.split=auto|per-device auto is not built yet"; do
+           "--experiment.method=sfl --device.2.micro_batches=auto|only pipar uses micro-batches"; do
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" ${bad%%|*} --output.file="$work/bad.h5" \
     >/dev/null 2>"$work/err"
   status=$?

@@ -1,5 +1,6 @@
 #include "auto_plan.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -33,17 +34,46 @@ bool is_auto(const std::vector<RawSetting>& file_settings, const std::vector<Raw
   return effective(file_settings, cli_settings, name) == std::optional<std::string>("auto");
 }
 
-// The command line with `values` (name -> value) in place of those options' autos.
-std::vector<RawSetting> replace_autos(const std::vector<RawSetting>& file_settings,
-                                      std::vector<RawSetting> cli_settings,
-                                      const std::vector<std::pair<std::string, std::string>>& values) {
+// "device.K.split" for model.split, "device.K.micro_batches" for pipar.micro_batches.
+std::string device_name(int device, const std::string& name) {
+  return "device." + std::to_string(device) + name.substr(name.find('.'));
+}
+
+// Whether device `device` leaves `name` to the planner: its own [device.K] value wins,
+// then the global one (as Config::resolve orders them).
+bool is_auto_for(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
+                 const std::string& name, int device) {
+  if (effective(file_settings, cli_settings, device_name(device, name))) {
+    return is_auto(file_settings, cli_settings, device_name(device, name));
+  }
+  return is_auto(file_settings, cli_settings, name);
+}
+
+// Every setting name (global or per device) whose winning value is auto.
+std::vector<std::string> auto_names(const std::vector<RawSetting>& file_settings,
+                                    const std::vector<RawSetting>& cli_settings) {
+  std::vector<std::string> names;
+  for (const auto* settings : {&file_settings, &cli_settings}) {
+    for (const RawSetting& setting : *settings) {
+      if (std::find(names.begin(), names.end(), setting.name) == names.end() &&
+          is_auto(file_settings, cli_settings, setting.name)) {
+        names.push_back(setting.name);
+      }
+    }
+  }
+  return names;
+}
+
+// The command line with `values` (name -> value) set: given on it, replaced; else added
+// (winning over the file's).
+std::vector<RawSetting> with_values(std::vector<RawSetting> cli_settings,
+                                    const std::vector<std::pair<std::string, std::string>>& values) {
   for (const auto& [name, value] : values) {
-    if (!is_auto(file_settings, cli_settings, name)) continue;
     bool replaced = false;
     for (RawSetting& setting : cli_settings) {
       if (setting.name == name) setting.value = value, replaced = true;
     }
-    if (!replaced) cli_settings.push_back({name, value, "the planner (auto in the file)"});
+    if (!replaced) cli_settings.push_back({name, value, "the planner (auto)"});
   }
   return cli_settings;
 }
@@ -51,36 +81,37 @@ std::vector<RawSetting> replace_autos(const std::vector<RawSetting>& file_settin
 }  // namespace
 
 bool wants_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings) {
-  for (const auto* settings : {&file_settings, &cli_settings}) {
-    for (const RawSetting& setting : *settings) {
-      if (setting.value == "auto" && setting.name.rfind("device.", 0) == 0) {
-        throw ConfigError("option '" + setting.name + "' (" + setting.origin +
-                          "): auto is chosen for all devices together; per-device auto is not built yet: set " +
-                          kSplit + " = auto in [model] or on the command line");
-      }
-    }
-  }
-  return is_auto(file_settings, cli_settings, kSplit) || is_auto(file_settings, cli_settings, kMicroBatches);
+  return !auto_names(file_settings, cli_settings).empty();
 }
 
 std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_settings,
                                             const std::vector<RawSetting>& cli_settings, std::int64_t split,
                                             std::int64_t micro_batches) {
-  return replace_autos(file_settings, cli_settings,
-                       {{kSplit, std::to_string(split)}, {kMicroBatches, std::to_string(micro_batches)}});
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const std::string& name : auto_names(file_settings, cli_settings)) {
+    const bool is_split = name == kSplit || (name.size() > 6 && name.compare(name.size() - 6, 6, ".split") == 0);
+    values.emplace_back(name, std::to_string(is_split ? split : micro_batches));
+  }
+  return with_values(cli_settings, values);
 }
 
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
-  const bool split_auto = is_auto(file_settings, cli_settings, kSplit);
-  const bool micro_auto = is_auto(file_settings, cli_settings, kMicroBatches);
   const std::string method = probe.text("experiment.method");
   if (method != "sfl" && method != "pipar") {
     throw ConfigError("auto needs experiment.method = sfl or pipar (the planner chooses their split point and "
                       "micro-batches); experiment.method = " + method);
   }
-  if (micro_auto && method != "pipar") {
-    throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method + ": only pipar uses micro-batches");
+  std::vector<train::DeviceFreedom> freedom(static_cast<std::size_t>(devices));
+  for (int d = 1; d <= devices; ++d) {
+    train::DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
+    if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = static_cast<std::size_t>(probe.integer(kSplit, d));
+    if (!is_auto_for(file_settings, cli_settings, kMicroBatches, d)) {
+      f.micro_batches = static_cast<int>(probe.integer(kMicroBatches, d));
+    } else if (method != "pipar") {
+      throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method +
+                        ": only pipar uses micro-batches");
+    }
   }
   const auto started = std::chrono::steady_clock::now();
   std::optional<std::string> error;
@@ -97,18 +128,22 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   }
   const double profiled_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   AutoChoice choice;
-  std::int64_t chosen[2] = {0, 0};
+  // Broadcast to every rank: the best uniform (split, m), then each device's.
+  std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   if (is_server && !error) {
     try {
-      train::PlanOverride fixed;
-      if (!split_auto) fixed.split = static_cast<std::size_t>(probe.integer(kSplit));
-      if (!micro_auto) fixed.micro_batches = static_cast<int>(probe.integer(kMicroBatches));
       const train::PlanResult result =
-          train::search_plan(probe, profile, train::device_sample_counts(probe, devices), fixed);
+          train::search_plan(probe, profile, train::device_sample_counts(probe, devices), freedom);
       const train::PlanCandidate& best = result.candidates[result.best];
       chosen[0] = static_cast<std::int64_t>(best.split);
       chosen[1] = best.micro_batches;
       trace::ResultsFile::PlanTable& table = choice.table;
+      for (std::size_t d = 0; d < result.choices.size(); ++d) {
+        chosen[2 + 2 * d] = static_cast<std::int64_t>(result.choices[d].split);
+        chosen[3 + 2 * d] = result.choices[d].micro_batches;
+        table.device_split.push_back(static_cast<double>(result.choices[d].split));
+        table.device_micro_batches.push_back(result.choices[d].micro_batches);
+      }
       for (const train::PlanCandidate& c : result.candidates) {
         table.split.push_back(static_cast<double>(c.split));
         table.micro_batches.push_back(c.micro_batches);
@@ -119,18 +154,23 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
       }
       table.chosen_split = static_cast<int>(best.split);
       table.chosen_micro_batches = best.micro_batches;
-      table.predicted_round_s = best.round_s;
+      table.uniform_round_s = best.round_s;
+      table.predicted_round_s = result.chosen.round_s;
+      table.passes = result.passes;
       table.closed_form_micro_batches = result.closed_form_micro_batches;
       table.closed_form_round_s = result.closed_form.round_s;
       table.profile_json = plan::to_json(profile).dump();
       const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      for (int d = 1; d <= devices; ++d) {
-        std::cout << "plan: device " << d << ": split " << best.split << ", " << best.micro_batches
-                  << " micro-batch" << (best.micro_batches == 1 ? "" : "es") << ", predicted round " << best.round_s
-                  << " s\n";
+      for (std::size_t d = 0; d < result.choices.size(); ++d) {
+        const train::DeviceChoice& c = result.choices[d];
+        std::cout << "plan: device " << d + 1 << ": split " << c.split << ", " << c.micro_batches << " micro-batch"
+                  << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
       }
-      std::cout << "plan: " << result.candidates.size() << " candidates, profile " << profiled_s << " s, all "
-                << took << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches
+      std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"
+                << (result.passes ? ", then " + std::to_string(result.passes) + " per-device pass(es)" : std::string())
+                << "), profile " << profiled_s << " s, all " << took << " s; best uniform: split " << best.split
+                << ", " << best.micro_batches << " micro-batches, " << best.round_s
+                << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches
                 << " micro-batches (predicted round " << result.closed_form.round_s << " s)" << std::endl;
     } catch (const std::exception& e) {
       error = std::string("planning auto: ") + e.what();
@@ -138,9 +178,26 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   }
   error = net::agree_on_error(error, MPI_COMM_WORLD);
   if (error) throw ConfigError(*error);
-  CMLBED_MPI_CHECK(MPI_Bcast(chosen, 2, MPI_INT64_T, 0, MPI_COMM_WORLD));
-  choice.cli_settings = replace_autos(file_settings, cli_settings,
-                                      {{kSplit, std::to_string(chosen[0])}, {kMicroBatches, std::to_string(chosen[1])}});
+  CMLBED_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(chosen.size()), MPI_INT64_T, 0, MPI_COMM_WORLD));
+
+  // Global autos take the best uniform pair; a device gets its own setting where its
+  // choice differs from that or its own [device.K] value was auto.
+  std::vector<std::pair<std::string, std::string>> values;
+  const std::string uniform[2] = {std::to_string(chosen[0]), std::to_string(chosen[1])};
+  const char* names[2] = {kSplit, kMicroBatches};
+  for (int i = 0; i < 2; ++i) {
+    if (is_auto(file_settings, cli_settings, names[i])) values.emplace_back(names[i], uniform[i]);
+  }
+  for (int d = 1; d <= devices; ++d) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string own = std::to_string(chosen[static_cast<std::size_t>(2 * d + i)]);
+      if (is_auto_for(file_settings, cli_settings, names[i], d) &&
+          (own != uniform[i] || is_auto(file_settings, cli_settings, device_name(d, names[i])))) {
+        values.emplace_back(device_name(d, names[i]), own);
+      }
+    }
+  }
+  choice.cli_settings = with_values(cli_settings, values);
   return choice;
 }
 

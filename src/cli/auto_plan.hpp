@@ -11,8 +11,7 @@
 
 namespace cmlbed::cli {
 
-// Whether any setting asks for auto (ConfigError for auto where it is not built: in a
-// [device.K] section, or with a method that has nothing to choose).
+// Whether any setting (global or in a [device.K] section) asks for auto.
 bool wants_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings);
 
 // The settings with every auto replaced by `placeholder` values that pass the checks
@@ -27,7 +26,8 @@ struct AutoChoice {
 };
 
 // Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
-// rank 0, prints one line per device there, and returns the same choice on every rank.
+// rank 0, prints one line per device there, and returns the same choice on every rank
+// (ConfigError for a method with nothing to choose).
 // `probe` is the configuration with placeholders (with_autos_replaced).
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server);

@@ -32,7 +32,8 @@ int plan_command(int argc, char** argv) {
     if (args.help) {
       std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--section.key=value ...]\n"
                    "Predicts every split point P and micro-batch count m of an sfl or pipar run with the\n"
-                   "schedule simulator (all devices together) and marks the fastest (docs/planning.md).\n\n"
+                   "schedule simulator (all devices together) and marks the fastest; when devices differ,\n"
+                   "refines the choice device by device (docs/planning.md).\n\n"
                 << simulate_options("plan") << "\n"
                 << config_options_description();
       return 0;
@@ -52,7 +53,17 @@ int plan_command(int argc, char** argv) {
               << best.round_s << " s\n"
               << "the PiPar authors' closed form at split " << best.split << ": " << result.closed_form_micro_batches
               << " micro-batches, predicted round " << result.closed_form.round_s << " s ("
-              << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)" << std::endl;
+              << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)\n";
+    if (result.passes > 0) {
+      std::cout << "devices differ: refined per device in " << result.passes << " pass(es), "
+                << result.simulations << " simulations in all; predicted round " << result.chosen.round_s << " s ("
+                << (result.chosen.round_s / best.round_s - 1) * 100 << "% against the best uniform pair)\n";
+      for (std::size_t d = 0; d < result.choices.size(); ++d) {
+        std::cout << "  device " << d + 1 << ": split " << result.choices[d].split << ", "
+                  << result.choices[d].micro_batches << " micro-batches\n";
+      }
+    }
+    std::cout << std::flush;
     return 0;
   });
 }

@@ -64,9 +64,9 @@ std::vector<OptionSpec> build_table() {
       per_device(autoable(bounded(option("model.split", T::integer, "2", "layer index P",
                                          "split point: the device runs layers [0,P), the server "
                                          "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
-                                         "inputs (see `cmlbed info --model NAME`); auto (sfl, pipar; "
-                                         "[model] or the command line): the planner picks P for "
-                                         "the lowest predicted round time (docs/planning.md)"),
+                                         "inputs (see `cmlbed info --model NAME`); auto (sfl, pipar): "
+                                         "the planner picks P for the lowest predicted round "
+                                         "time (docs/planning.md)"),
                                   0, 10000))),
 
       // [data]
@@ -129,10 +129,10 @@ std::vector<OptionSpec> build_table() {
               1, 1024),
 
       // [pipar]
-      autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
-                              "micro-batches each mini-batch is cut into (pipar only); auto: the "
-                              "planner picks it (docs/planning.md)"),
-                       1, 65536)),
+      per_device(autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
+                                         "micro-batches each mini-batch is cut into (pipar only); "
+                                         "auto: the planner picks it (docs/planning.md)"),
+                                  1, 65536))),
       option("plan.profile", T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
              "(`cmlbed profile`) instead of profiling before round 1"),

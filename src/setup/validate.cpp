@@ -67,11 +67,13 @@ void validate_model(const Config& config, int devices) {
   }
 }
 
-void validate_training(const Config& config) {
-  require(config.integer("pipar.micro_batches") <= config.integer("train.batch_size"),
-          option_value(config, "pipar.micro_batches") + " is more than " +
-              option_value(config, "train.batch_size") +
-              "; allowed: 1..train.batch_size micro-batches per mini-batch");
+void validate_training(const Config& config, int devices) {
+  for (int device = 0; device <= devices; ++device) {
+    require(config.integer("pipar.micro_batches", device) <= config.integer("train.batch_size"),
+            option_value(config, "pipar.micro_batches", device) + " is more than " +
+                option_value(config, "train.batch_size") +
+                "; allowed: 1..train.batch_size micro-batches per mini-batch");
+  }
   require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
           "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
           "one of them above 0");
@@ -173,7 +175,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   validate_world(config, devices);
   validate_links(config, devices);
   if (check_output) validate_output(config);
-  validate_training(config);
+  validate_training(config, devices);
   validate_adasplit(config, devices);
   validate_device_speed(config, devices);
   validate_privacy(config);

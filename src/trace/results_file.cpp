@@ -669,7 +669,8 @@ void ResultsFile::write_plan(const PlanTable& plan) {
                                         "H5Gcreate2(" + where + ")");
   const std::pair<const char*, const std::vector<double>*> columns[] = {
       {"split", &plan.split},           {"micro_batches", &plan.micro_batches}, {"round_s", &plan.round_s},
-      {"server_idle", &plan.server_idle}, {"device_idle", &plan.device_idle},   {"bytes", &plan.bytes}};
+      {"server_idle", &plan.server_idle}, {"device_idle", &plan.device_idle},   {"bytes", &plan.bytes},
+      {"device_split", &plan.device_split}, {"device_micro_batches", &plan.device_micro_batches}};
   for (const auto& [name, values] : columns) {
     const auto space = vector_space(values->size());
     const auto dataset = owned<DatasetHandle>(
@@ -680,11 +681,13 @@ void ResultsFile::write_plan(const PlanTable& plan) {
   }
   const std::pair<const char*, std::int32_t> integers[] = {{"chosen_split", plan.chosen_split},
                                                            {"chosen_micro_batches", plan.chosen_micro_batches},
-                                                           {"closed_form_micro_batches", plan.closed_form_micro_batches}};
+                                                           {"closed_form_micro_batches", plan.closed_form_micro_batches},
+                                                           {"passes", plan.passes}};
   for (const auto& [name, value] : integers) {
     write_attribute(group.get(), name, H5T_NATIVE_INT32, scalar_space(), &value, where);
   }
   write_attribute(group.get(), "predicted_round_s", H5T_NATIVE_DOUBLE, scalar_space(), &plan.predicted_round_s, where);
+  write_attribute(group.get(), "uniform_round_s", H5T_NATIVE_DOUBLE, scalar_space(), &plan.uniform_round_s, where);
   write_attribute(group.get(), "closed_form_round_s", H5T_NATIVE_DOUBLE, scalar_space(), &plan.closed_form_round_s,
                   where);
   write_string_attribute(group.get(), "profile", plan.profile_json, where);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
 #include <numeric>
 
 #include "cmlbed/config/config_error.hpp"
@@ -14,10 +17,38 @@
 namespace cmlbed::train {
 namespace {
 
-// `at_split`: the simulation input at the candidate's split (any micro-batch count);
-// built once per split, since it holds every device's stage lengths at every size.
-PlanCandidate predict(plan::SimulationInput input, std::size_t split, int micro_batches) {
-  for (plan::SimulatedDevice& device : input.devices) device.micro_batches = micro_batches;
+// The simulation inputs of plans: every device's stage lengths at one split are built
+// once (they hold every sample count), and a plan takes each device's from its split.
+class PlanInputs {
+ public:
+  PlanInputs(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples)
+      : config_(config), profile_(profile), samples_(samples) {}
+
+  plan::SimulationInput of(const std::vector<DeviceChoice>& choices) {
+    plan::SimulationInput input = at(choices.front().split);
+    for (std::size_t d = 0; d < choices.size(); ++d) {
+      if (choices[d].split != choices.front().split) input.devices[d] = at(choices[d].split).devices[d];
+      input.devices[d].micro_batches = choices[d].micro_batches;
+    }
+    return input;
+  }
+
+ private:
+  const plan::SimulationInput& at(std::size_t split) {
+    auto found = by_split_.find(split);
+    if (found == by_split_.end()) {
+      found = by_split_.emplace(split, simulation_input(config_, profile_, samples_, {split, 1})).first;
+    }
+    return found->second;
+  }
+
+  const Config& config_;
+  const plan::Profile& profile_;
+  const std::vector<std::size_t>& samples_;
+  std::map<std::size_t, plan::SimulationInput> by_split_;
+};
+
+PlanCandidate predict(plan::SimulationInput input) {
   input.rounds = std::min(input.rounds, 2);
   const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   const plan::SimulatedRound& round = rounds.back();
@@ -25,8 +56,6 @@ PlanCandidate predict(plan::SimulationInput input, std::size_t split, int micro_
   measures.flops = round.flops;
   const trace::RoundRecord record = make_round_record(round.round, round.start_ns, round.end_ns, round.events, true, measures);
   PlanCandidate candidate;
-  candidate.split = split;
-  candidate.micro_batches = micro_batches;
   candidate.round_s = record.wall_s;
   candidate.server_idle = record.idle_s[0] / record.wall_s;
   double device_idle = 0;
@@ -55,6 +84,12 @@ int closed_form_micro_batches(const plan::SimulationInput& input, std::int64_t b
   return static_cast<int>(std::max(1.0, std::min({n_micro, static_cast<double>(batch / 2), 100.0})));
 }
 
+// Devices differ when one has its own settings or its own share of the data.
+bool devices_differ(const Config& config, const std::vector<std::size_t>& samples) {
+  return !config.device_overrides().empty() ||
+         std::adjacent_find(samples.begin(), samples.end(), std::not_equal_to<>()) != samples.end();
+}
+
 }  // namespace
 
 std::vector<int> micro_batch_candidates(std::int64_t batch) {
@@ -72,36 +107,90 @@ std::vector<int> micro_batch_candidates(std::int64_t batch) {
 }
 
 PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                       const PlanOverride& fixed) {
+                       const std::vector<DeviceFreedom>& given_freedom) {
   const std::string method = config.text("experiment.method");
   if (method != "sfl" && method != "pipar") {
     throw ConfigError("plan: experiment.method = " + method +
                       " has no split point or micro-batches to choose (sfl and pipar have)");
   }
+  const std::size_t devices = samples.size();
+  std::vector<DeviceFreedom> freedom = given_freedom.empty() ? std::vector<DeviceFreedom>(devices) : given_freedom;
+  if (freedom.size() != devices) throw std::invalid_argument("search_plan: freedom for another device count");
+  if (method != "pipar") {
+    for (DeviceFreedom& f : freedom) f.micro_batches = 1;
+  }
+  const auto split_free = [](const DeviceFreedom& f) { return !f.split; };
+  const auto micro_free = [](const DeviceFreedom& f) { return !f.micro_batches; };
   const std::size_t layers = model::layer_stats(training_settings(config).model).size();
   const std::int64_t batch = config.integer("train.batch_size");
-  const std::vector<int> counts = method != "pipar"      ? std::vector<int>{1}
-                                  : fixed.micro_batches ? std::vector<int>{*fixed.micro_batches}
-                                                        : micro_batch_candidates(batch);
-  std::vector<std::size_t> splits;
-  for (std::size_t split = 0; split <= layers; ++split) {
-    if (!fixed.split || *fixed.split == split) splits.push_back(split);
-  }
+  std::vector<std::size_t> all_splits(layers + 1);
+  std::iota(all_splits.begin(), all_splits.end(), std::size_t{0});
+  const std::vector<int> all_counts = micro_batch_candidates(batch);
+  // Step 1's grid: what some device may choose (else device 1's kept value, a label).
+  const std::vector<std::size_t> splits = std::any_of(freedom.begin(), freedom.end(), split_free)
+                                              ? all_splits
+                                              : std::vector<std::size_t>{*freedom.front().split};
+  const std::vector<int> counts = std::any_of(freedom.begin(), freedom.end(), micro_free)
+                                      ? all_counts
+                                      : std::vector<int>{*freedom.front().micro_batches};
+  const auto uniform = [&](std::size_t split, int micro_batches) {
+    std::vector<DeviceChoice> choices;
+    for (const DeviceFreedom& f : freedom) choices.push_back({f.split.value_or(split), f.micro_batches.value_or(micro_batches)});
+    return choices;
+  };
+
+  PlanInputs inputs(config, profile, samples);
   PlanResult result;
-  std::vector<plan::SimulationInput> inputs;  // index as `splits`
+  const auto predict_plan = [&](const std::vector<DeviceChoice>& choices) {
+    ++result.simulations;
+    PlanCandidate candidate = predict(inputs.of(choices));
+    candidate.split = choices.front().split;
+    candidate.micro_batches = choices.front().micro_batches;
+    return candidate;
+  };
   for (const std::size_t split : splits) {
-    inputs.push_back(simulation_input(config, profile, samples, {split, 1}));
-    for (const int m : counts) result.candidates.push_back(predict(inputs.back(), split, m));
+    for (const int m : counts) {
+      result.candidates.push_back(predict_plan(uniform(split, m)));
+      result.candidates.back().split = split;
+      result.candidates.back().micro_batches = m;
+    }
   }
   result.best = static_cast<std::size_t>(
       std::min_element(result.candidates.begin(), result.candidates.end(),
                        [](const PlanCandidate& a, const PlanCandidate& b) { return a.round_s < b.round_s; }) -
       result.candidates.begin());
-  const std::size_t split = result.candidates[result.best].split;
-  const plan::SimulationInput& at_best =
-      inputs[static_cast<std::size_t>(std::find(splits.begin(), splits.end(), split) - splits.begin())];
+  const PlanCandidate& best = result.candidates[result.best];
+  result.choices = uniform(best.split, best.micro_batches);
+  result.chosen = predict_plan(result.choices);
+
+  if (devices > 1 && devices_differ(config, samples)) {
+    for (int pass = 1; pass <= kMaxPasses; ++pass) {
+      result.passes = pass;
+      bool changed = false;
+      for (std::size_t d = 0; d < devices; ++d) {
+        const DeviceFreedom& f = freedom[d];
+        if (!split_free(f) && !micro_free(f)) continue;
+        std::vector<DeviceChoice> trial = result.choices;
+        for (const std::size_t split : f.split ? std::vector<std::size_t>{*f.split} : all_splits) {
+          for (const int m : f.micro_batches ? std::vector<int>{*f.micro_batches} : all_counts) {
+            trial[d] = {split, m};
+            if (trial[d] == result.choices[d]) continue;
+            const PlanCandidate candidate = predict_plan(trial);
+            if (candidate.round_s < result.chosen.round_s * (1 - 1e-3)) {
+              result.choices[d] = trial[d];
+              result.chosen = candidate;
+              changed = true;
+            }
+          }
+        }
+      }
+      if (!changed) break;
+    }
+  }
+
+  const plan::SimulationInput at_best = inputs.of(uniform(best.split, 1));
   result.closed_form_micro_batches = method == "pipar" ? closed_form_micro_batches(at_best, batch) : 1;
-  result.closed_form = predict(at_best, split, result.closed_form_micro_batches);
+  result.closed_form = predict_plan(uniform(best.split, result.closed_form_micro_batches));
   return result;
 }
 

@@ -102,7 +102,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     plan::SimulatedDevice device;
     device.micro_batches = method != "pipar"          ? 1
                            : override.micro_batches ? *override.micro_batches
-                                                    : static_cast<int>(config.integer("pipar.micro_batches"));
+                                                    : static_cast<int>(config.integer("pipar.micro_batches", d));
     device.samples = static_cast<std::int64_t>(samples[static_cast<std::size_t>(d - 1)]);
     device.batches = batches_per_round(samples[static_cast<std::size_t>(d - 1)], settings);
     device.uplink = link_spec(config, d, LinkDirection::uplink);

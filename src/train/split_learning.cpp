@@ -39,7 +39,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
   for (int device = 1; device <= devices; ++device) {
     splits_.push_back(static_cast<std::size_t>(config.integer("model.split", device)));
     micro_batches_.push_back(schedule == SplitSchedule::pipar
-                                 ? static_cast<int>(config.integer("pipar.micro_batches"))
+                                 ? static_cast<int>(config.integer("pipar.micro_batches", device))
                                  : 1);
   }
   if (rank == 0) {

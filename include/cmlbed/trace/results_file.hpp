@@ -111,9 +111,12 @@ class ResultsFile {
   // candidate table as float64 datasets of one entry per candidate, the choice and its
   // predicted round time as attributes, and the profile it planned from (JSON text).
   struct PlanTable {
-    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes;
-    int chosen_split = 0, chosen_micro_batches = 0;
-    double predicted_round_s = 0;
+    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes;  // uniform candidates
+    int chosen_split = 0, chosen_micro_batches = 0;  // the best uniform pair
+    double uniform_round_s = 0;                      // its prediction
+    std::vector<double> device_split, device_micro_batches;  // the plan, per device (index d-1)
+    int passes = 0;                                  // per-device refinement passes (0: devices alike)
+    double predicted_round_s = 0;                    // the plan's prediction
     int closed_form_micro_batches = 0;
     double closed_form_round_s = 0;
     std::string profile_json;

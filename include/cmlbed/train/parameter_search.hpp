@@ -1,9 +1,18 @@
 #pragma once
-// Automated parameter selection (PiPar's APS, done by simulation): every split point P
-// and micro-batch count m worth trying, each simulated with all devices together (they
-// share the server) by the schedule simulator; the pair with the lowest predicted round
-// time wins. Beside it, what the PiPar authors' closed form picks for m.
+// Automated parameter selection (PiPar's APS, done by simulation). Two steps, each
+// candidate simulated with all devices together (they share the server):
+//  1. uniform: every split point P and micro-batch count m worth trying, the same for
+//     every device the planner may choose for (the candidate table);
+//  2. per device, when the devices differ (a [device.K] override or unequal shares of
+//     the data): from the best uniform pair, each device in turn tries every (P, m) of
+//     its own with the others' kept, and takes the best if it shortens the predicted
+//     round by more than 0.1%; passes repeat until none changes (at most kMaxPasses).
+//     One device's choice moves the others' best (they share the server), so this is a
+//     coordinate descent: it ends at a plan no single device can improve, not
+//     necessarily the best of all N-device combinations (which is exponential in N).
+// Beside it, what the PiPar authors' closed form picks for m.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
@@ -21,12 +30,32 @@ struct PlanCandidate {
   std::int64_t bytes = 0;   // up + down in the round
 };
 
-struct PlanResult {
-  std::vector<PlanCandidate> candidates;  // by split, then micro-batches
-  std::size_t best = 0;                   // index into candidates
-  int closed_form_micro_batches = 1;      // the authors' N at the best split
-  PlanCandidate closed_form;              // our prediction for (best split, that N)
+// What the planner may choose for one device: nullopt = choose it, a value = keep it.
+struct DeviceFreedom {
+  std::optional<std::size_t> split;
+  std::optional<int> micro_batches;
 };
+
+struct DeviceChoice {
+  std::size_t split = 0;
+  int micro_batches = 1;
+  bool operator==(const DeviceChoice& other) const {
+    return split == other.split && micro_batches == other.micro_batches;
+  }
+};
+
+struct PlanResult {
+  std::vector<PlanCandidate> candidates;  // step 1, by split, then micro-batches
+  std::size_t best = 0;                   // index into candidates
+  std::vector<DeviceChoice> choices;      // the plan, per device (index d-1)
+  PlanCandidate chosen;                   // its prediction (split, micro_batches: device 1's)
+  int passes = 0;                         // step 2's passes (0: devices alike, not refined)
+  std::size_t simulations = 0;            // candidates simulated in all
+  int closed_form_micro_batches = 1;      // the authors' N at the best uniform split
+  PlanCandidate closed_form;              // our prediction for (best uniform split, that N)
+};
+
+constexpr int kMaxPasses = 3;
 
 // The micro-batch counts tried for mini-batches of `batch`: 1..8, then 12, 16, 24, 32,
 // 48, 64, ... (1.5x and 2x steps) up to `batch`; counts above 8 differ by little.
@@ -36,8 +65,8 @@ std::vector<int> micro_batch_candidates(std::int64_t batch);
 // candidate's round time is the wall time of the simulated second round (the first
 // starts with full token buckets), or of the first when the run has one round. Throws
 // ConfigError for a method with nothing to choose (fl, sl, adasplit, transfer).
-// `fixed` holds what is not to be chosen (an explicit split or micro-batch count).
+// `freedom` (index d-1; empty: choose everything for every device) says what is kept.
 PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                       const PlanOverride& fixed = {});
+                       const std::vector<DeviceFreedom>& freedom = {});
 
 }  // namespace cmlbed::train

@@ -1,0 +1,105 @@
+// The planner (train::search_plan) on a hand-made profile of LeNet with paced devices:
+// alike devices get the best uniform pair and no refinement; devices that differ get a
+// plan no single device can improve (checked here by trying every change), never worse
+// than the best uniform pair; values the user fixed are kept.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cmlbed/model/zoo.hpp"
+#include "cmlbed/setup/derived.hpp"
+#include "cmlbed/train/parameter_search.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+std::vector<RawSetting> base_settings() {
+  return {{"experiment.method", "pipar", "test"},     {"model.name", "lenet", "test"},
+          {"data.dataset", "synthetic", "test"},      {"data.synthetic_shape", "1x28x28", "test"},
+          {"train.batch_size", "16", "test"},         {"train.local_iterations", "3", "test"},
+          {"experiment.rounds", "2", "test"},         {"devices.flops", "20mflop/s", "test"},
+          {"network.uplink_rate", "5mbit", "test"},   {"network.downlink_rate", "10mbit", "test"}};
+}
+
+// The server's stage lengths: 1 ns per forward FLOP and sample, backward twice that.
+plan::Profile server_profile(const Config& config) {
+  plan::Profile profile;
+  profile.model = "lenet";
+  profile.batch_sizes = {1, 16};
+  plan::RankProfile server;
+  server.role = "server";
+  for (const model::LayerStats& layer : model::layer_stats(model_options(config))) {
+    const double per_sample = static_cast<double>(layer.flops_per_sample) * 1e-9;
+    server.layers.push_back({layer.name, layer.parameters, layer.flops_per_sample, layer.activation_bytes_per_sample,
+                             {per_sample, 16 * per_sample}, {2 * per_sample, 32 * per_sample}, 1e-6});
+  }
+  server.aggregate_s_per_parameter = 1e-9;
+  profile.ranks = {server};
+  return profile;
+}
+
+double predicted(const Config& config, const plan::Profile& profile, const std::vector<DeviceChoice>& choices) {
+  std::vector<DeviceFreedom> fixed;
+  for (const DeviceChoice& c : choices) fixed.push_back({c.split, c.micro_batches});
+  return search_plan(config, profile, {300, 300, 300}, fixed).chosen.round_s;
+}
+
+TEST(ParameterSearch, AlikeDevicesShareTheBestUniformPair) {
+  const Config config = Config::resolve(base_settings(), {});
+  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  const PlanCandidate& best = result.candidates[result.best];
+  EXPECT_EQ(result.passes, 0);
+  for (const DeviceChoice& c : result.choices) EXPECT_EQ(c, (DeviceChoice{best.split, best.micro_batches}));
+  EXPECT_DOUBLE_EQ(result.chosen.round_s, best.round_s);
+  for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.round_s, best.round_s);
+}
+
+TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
+  std::vector<RawSetting> settings = base_settings();
+  settings.push_back({"device.3.uplink_rate", "250kbit", "test"});  // 20x thinner
+  settings.push_back({"device.3.downlink_rate", "500kbit", "test"});
+  settings.push_back({"device.2.flops", "80mflop/s", "test"});       // 4x faster
+  const Config config = Config::resolve(settings, {});
+  const plan::Profile profile = server_profile(config);
+  const PlanResult result = search_plan(config, profile, {300, 300, 300});
+  const PlanCandidate& best = result.candidates[result.best];
+  EXPECT_GE(result.passes, 1);
+  EXPECT_LE(result.chosen.round_s, best.round_s);
+  EXPECT_NEAR(predicted(config, profile, result.choices), result.chosen.round_s, 1e-12);
+  const std::size_t layers = model::layer_stats(model_options(config)).size();
+  for (std::size_t d = 0; d < result.choices.size(); ++d) {
+    for (std::size_t split = 0; split <= layers; ++split) {
+      for (const int m : micro_batch_candidates(16)) {
+        std::vector<DeviceChoice> changed = result.choices;
+        changed[d] = {split, m};
+        EXPECT_GE(predicted(config, profile, changed), result.chosen.round_s * (1 - 1e-3))
+            << "device " << d + 1 << " at split " << split << ", " << m << " micro-batches beats the plan";
+      }
+    }
+  }
+}
+
+TEST(ParameterSearch, KeepsWhatTheUserFixed) {
+  std::vector<RawSetting> settings = base_settings();
+  settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
+  const Config config = Config::resolve(settings, {});
+  std::vector<DeviceFreedom> freedom(3);
+  freedom[0].split = 3;          // device 1: split kept, micro-batches chosen
+  freedom[2].micro_batches = 2;  // device 3: micro-batches kept, split chosen
+  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300}, freedom);
+  EXPECT_EQ(result.choices[0].split, 3u);
+  EXPECT_EQ(result.choices[2].micro_batches, 2);
+}
+
+TEST(ParameterSearch, SplitFedHasOneMicroBatch) {
+  std::vector<RawSetting> settings = base_settings();
+  settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
+  settings[0].value = "sfl";
+  const Config config = Config::resolve(settings, {});
+  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  for (const PlanCandidate& c : result.candidates) EXPECT_EQ(c.micro_batches, 1);
+  for (const DeviceChoice& c : result.choices) EXPECT_EQ(c.micro_batches, 1);
+}
+
+}  // namespace
+}  // namespace cmlbed::train
