@@ -20,11 +20,14 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
           --network.uplink_rate=2mbit --network.downlink_rate=5mbit --pipar.micro_batches=4)
 "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" -o "$work/profile.json" >"$work/profile.out" 2>&1 ||
   { cat "$work/profile.out"; fail "profile failed"; exit 1; }
-# pipar-mixed: device 2 cuts its mini-batches into 1 micro-batch, device 1 into 4.
+# pipar-mixed: device 2 cuts its mini-batches into 1 micro-batch, device 1 into 4, and
+# each device's uplink rate is drawn from a distribution (the run and the simulator must
+# draw the same rates for the round times to agree).
 for case in fl sfl pipar pipar-mixed; do
   method=${case%-mixed}
   extra=()
-  [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1)
+  [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1 "--device.1.uplink_rate=uniform(1mbit,3mbit)"
+                                   "--device.2.uplink_rate=lognormal(2mbit,0.3)")
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "${extra[@]}" --experiment.method=$method \
     --output.file="$work/run-$case.h5" >"$work/run-$case.out" 2>&1 ||
     { cat "$work/run-$case.out"; fail "$case: run failed"; continue; }

@@ -11,6 +11,7 @@
 #include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/base/units.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/distribution.hpp"
 #include "cmlbed/config/option_table.hpp"
 
 namespace po = boost::program_options;
@@ -119,6 +120,28 @@ void check_storable(const std::string& shown_name, const std::string& value,
   }
 }
 
+// Reads one value of a drawn option (a distribution's bound, in the option's units).
+double parse_drawn_value(const OptionSpec& spec, const std::string& text) {
+  if (spec.type == OptionType::rate) return parse_rate_bits_per_second(text);
+  if (spec.type == OptionType::compute_rate) return parse_compute_rate_flops(text);
+  std::size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(number)) {
+    throw std::invalid_argument("'" + text + "' is not a number");
+  }
+  return number;
+}
+
+std::optional<Distribution> distribution_of(const OptionSpec& spec, const std::string& value) {
+  if (!spec.allows_distribution) return std::nullopt;
+  return parse_distribution(value, [&](const std::string& text) { return parse_drawn_value(spec, text); });
+}
+
 // Checks a value against its option's type and range (throws ConfigError).
 void check_value(const OptionSpec& spec, const std::string& shown_name, const std::string& value,
                  const std::string& origin) {
@@ -129,6 +152,15 @@ void check_value(const OptionSpec& spec, const std::string& shown_name, const st
       fail_value(spec, shown_name, value, origin, "is out of range");
     }
   };
+  try {
+    if (const std::optional<Distribution> distribution = distribution_of(spec, value)) {
+      check_range(distribution->first);
+      if (distribution->kind == Distribution::Kind::uniform) check_range(distribution->second);
+      return;
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError("option '" + shown_name + "' (" + origin + "): " + e.what());
+  }
   switch (spec.type) {
     case OptionType::integer: {
       const std::optional<long long> number = parse_integer(value);
@@ -269,7 +301,16 @@ std::int64_t Config::integer(const std::string& name, int device) const {
   return std::stoll(value);
 }
 
+std::optional<double> Config::drawn(const std::string& name, int device) const {
+  const OptionSpec& spec = spec_or_throw(name);
+  const std::optional<Distribution> distribution = distribution_of(spec, text(name, device));
+  if (!distribution) return std::nullopt;
+  const double value = draw(*distribution, std::stoull(values_.at("experiment.seed")), name, device);
+  return std::clamp(value, spec.min, spec.max);
+}
+
 double Config::real(const std::string& name, int device) const {
+  if (const std::optional<double> value = drawn(name, device)) return *value;
   return std::stod(text(name, device));
 }
 
@@ -282,12 +323,14 @@ std::uint64_t Config::size(const std::string& name, int device) const {
 std::optional<double> Config::rate_bits_per_second(const std::string& name, int device) const {
   const std::string& value = text(name, device);
   if (value.empty()) return std::nullopt;
+  if (const std::optional<double> rate = drawn(name, device)) return rate;
   return parse_rate_bits_per_second(value);
 }
 
 std::optional<double> Config::compute_rate_flops(const std::string& name, int device) const {
   const std::string& value = text(name, device);
   if (value.empty()) return std::nullopt;
+  if (const std::optional<double> rate = drawn(name, device)) return rate;
   return parse_compute_rate_flops(value);
 }
 

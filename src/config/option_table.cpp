@@ -43,6 +43,15 @@ OptionSpec per_device(OptionSpec spec) {
   return spec;
 }
 
+// A per-device option whose value may be drawn per device from a distribution.
+OptionSpec drawn_per_device(OptionSpec spec) {
+  spec.per_device = true;
+  spec.allows_distribution = true;
+  spec.help += "; per device also uniform(LOW,HIGH) or lognormal(MEDIAN,SIGMA), drawn per device "
+               "from experiment.seed (README, Per-device settings)";
+  return spec;
+}
+
 std::vector<OptionSpec> build_table() {
   return {
       // [experiment]
@@ -168,10 +177,10 @@ std::vector<OptionSpec> build_table() {
               1, 1 << 16),
 
       // [network]: defaults for every device, overridable in [device.K]
-      per_device(option("network.uplink_rate", T::rate, "", "tc rate",
+      drawn_per_device(option("network.uplink_rate", T::rate, "", "tc rate",
                         "device->server rate, e.g. 10mbit (bits/s) or 2mbps (BYTES/s); "
                         "empty = unshaped")),
-      per_device(option("network.downlink_rate", T::rate, "", "tc rate",
+      drawn_per_device(option("network.downlink_rate", T::rate, "", "tc rate",
                         "server->device rate; empty = unshaped")),
       per_device(bounded(option("network.burst", T::size, "64kb", "tc size",
                                 "token bucket size, e.g. 32kb (tc: 1 kb = 1024 bytes)"),
@@ -188,11 +197,11 @@ std::vector<OptionSpec> build_table() {
                         "changing downlink rate, same format")),
 
       // [devices]: defaults for every device, overridable in [device.K]
-      per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
+      drawn_per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
                                 "every compute stage of the device lasts k times its "
                                 "measured length"),
                          1, 1e6)),
-      per_device(option("devices.flops", T::compute_rate, "", "compute rate",
+      drawn_per_device(option("devices.flops", T::compute_rate, "", "compute rate",
                         "the device's speed, e.g. 2GFLOP/s: each compute stage lasts exactly "
                         "its FLOPs / this rate (the real work runs inside it, the rest is "
                         "slept), so round times do not depend on this machine's speed or load; "

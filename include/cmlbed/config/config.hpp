@@ -55,6 +55,10 @@ class Config {
   std::string to_ini() const;
 
  private:
+  // Device `device`'s draw when the option's value is a distribution (clamped to the
+  // option's range), else nullopt.
+  std::optional<double> drawn(const std::string& name, int device) const;
+
   std::map<std::string, std::string> values_;
   std::map<int, std::map<std::string, std::string>> device_values_;
   std::map<std::string, std::string> user_set_;  // name -> origin
