@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cmlbed profile` under mpirun: one JSON profile with every rank's measurements, layers
-# and sizes as `cmlbed info` gives them, positive times that grow with the batch, and
-# clear errors for bad arguments. Usage: profile_job.sh CMLBED MPIEXEC PYTHON
+# and sizes as `cmlbed info` gives them, positive times that grow with the batch, ranks
+# that would measure the same (one host, same threads) sharing one measurement, a rank
+# with its own thread count measuring for itself, and clear errors for bad arguments. Usage: profile_job.sh CMLBED MPIEXEC PYTHON
 set -u
 cmlbed=$1 mpiexec=$2 python=$3
 work=$(mktemp -d)
@@ -33,6 +34,10 @@ check(p["batch_sizes"] == [1, 2, 4, 8, 16], f"batch sizes {p['batch_sizes']}")
 check(p["optimizer"] == "adam" and p["repeats"] == 3 and p["warmup"] == 1, "settings")
 check([r["role"] for r in p["ranks"]] == ["server", "device", "device"], "roles")
 check([r["slowdown"] for r in p["ranks"]] == [1, 1, 3], "slowdowns")
+# One host, server and device threads equal: rank 0 measures for all, the others share it.
+check([r["measured_by"] for r in p["ranks"]] == [0, 0, 0], f"measured_by {[r['measured_by'] for r in p['ranks']]}")
+check(p["ranks"][0]["seconds"] > 0 and [r["seconds"] for r in p["ranks"][1:]] == [0, 0], "seconds of sharing ranks")
+check(p["ranks"][1]["layers"] == p["ranks"][0]["layers"], "a sharing rank's layers differ from its measurer's")
 for r in p["ranks"]:
     layers = [(l["name"], l["parameters"], l["flops_per_sample"], l["output_bytes_per_sample"]) for l in r["layers"]]
     check(layers == info, f"rank {r['rank']}: layers {layers} != info {info}")
@@ -47,6 +52,16 @@ sys.exit(1 if bad else 0)
 PY
 
 # Bad input: exit status 2 and one line naming the problem.
+# The server with its own thread count measures for itself; device 1 for both devices.
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" --train.server_threads=2 --repeats 1 --warmup 0 \
+  -o "$work/threads.json" >"$work/threads.out" 2>&1 || { cat "$work/threads.out"; fail "profile with 2 server threads failed"; }
+"$python" -c "
+import json, sys
+ranks = json.load(open(sys.argv[1]))['ranks']
+by = [r['measured_by'] for r in ranks]
+sys.exit(0 if by == [0, 1, 1] and [r['threads'] for r in ranks] == [2, 1, 1] else f'measured_by {by}')
+" "$work/threads.json" || fail "server_threads=2: wrong sharing"
+
 expect_error() {  # WHAT ARGS...
   local what=$1; shift
   "$mpiexec" --oversubscribe -np 2 "$cmlbed" profile "$@" >"$work/err.out" 2>"$work/err"

@@ -118,7 +118,9 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   plan::Profile profile;
   if (probe.text("plan.profile").empty()) {
     if (is_server) std::cout << "plan: profiling every rank in turn (auto)" << std::endl;
-    profile = train::profile_ranks(probe, MPI_COMM_WORLD, train::ProfilerSettings{});
+    train::ProfilerSettings settings;
+    settings.check_interpolation = false;
+    profile = train::profile_ranks(probe, MPI_COMM_WORLD, settings);
   } else if (is_server) {
     try {
       profile = plan::read_profile(probe.text("plan.profile"));

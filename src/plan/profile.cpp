@@ -62,6 +62,7 @@ Json to_json(const RankProfile& rank) {
               {"aggregate_s_per_parameter", rank.aggregate_s_per_parameter},
               {"codec_s_per_byte", rank.codec_s_per_byte},
               {"seconds", rank.seconds},
+              {"measured_by", rank.measured_by},
               {"layers", layers}};
 }
 
@@ -134,6 +135,7 @@ Profile profile_from_json(const nlohmann::json& json) {
     rank.aggregate_s_per_parameter = field<double>(ranks[r], "aggregate_s_per_parameter", at);
     rank.codec_s_per_byte = field<double>(ranks[r], "codec_s_per_byte", at);
     rank.seconds = field<double>(ranks[r], "seconds", at);
+    rank.measured_by = ranks[r].contains("measured_by") ? field<int>(ranks[r], "measured_by", at) : rank.rank;
     const auto layers = field<nlohmann::json>(ranks[r], "layers", at);
     for (std::size_t l = 0; l < layers.size(); ++l) {
       rank.layers.push_back(layer_from(layers[l], at + ".layers[" + std::to_string(l) + "]", profile.batch_sizes.size()));

@@ -64,16 +64,45 @@ std::pair<double, double> time_layer(model::ModelPart& part, const std::vector<s
   return {forward, backward};
 }
 
-plan::RankProfile profile_this_rank(const Config& config, int rank, const std::vector<std::int64_t>& sizes,
-                                    const ProfilerSettings& settings) {
-  const auto started = std::chrono::steady_clock::now();
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+// What a rank's profile says of its settings, before anything is measured.
+plan::RankProfile rank_settings(const Config& config, int rank) {
   const bool is_server = rank == 0;
   plan::RankProfile profile;
   profile.rank = rank;
+  profile.measured_by = rank;
   profile.role = is_server ? "server" : "device";
   profile.threads = static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads"));
   profile.slowdown = is_server ? 1.0 : config.real("devices.slowdown", rank);
   profile.flops_per_second = is_server ? 0.0 : config.compute_rate_flops("devices.flops", rank).value_or(0.0);
+  return profile;
+}
+
+// For every rank, the rank that measures for it: the lowest rank on the same host with
+// the same thread count. Collective over `comm`.
+std::vector<int> measuring_ranks(const Config& config, int rank, MPI_Comm comm) {
+  const std::string kind = host_name() + "/" + std::to_string(rank_settings(config, rank).threads);
+  int size = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  std::vector<std::string> kinds(static_cast<std::size_t>(size));
+  net::gather_blobs(kind, comm, [&](int from, const std::string& theirs) { kinds[static_cast<std::size_t>(from)] = theirs; });
+  std::vector<int> measured_by;
+  for (const std::string& k : kinds) {
+    measured_by.push_back(static_cast<int>(std::find(kinds.begin(), kinds.end(), k) - kinds.begin()));
+  }
+  CMLBED_MPI_CHECK(MPI_Bcast(measured_by.data(), size, MPI_INT, 0, comm));
+  return measured_by;
+}
+
+plan::RankProfile profile_this_rank(const Config& config, int rank, const std::vector<std::int64_t>& sizes,
+                                    const ProfilerSettings& settings) {
+  const auto started = std::chrono::steady_clock::now();
+  plan::RankProfile profile = rank_settings(config, rank);
   model::set_intra_op_threads(profile.threads);
 
   const TrainingSettings training = training_settings(config);
@@ -119,12 +148,6 @@ plan::RankProfile profile_this_rank(const Config& config, int rank, const std::v
                              static_cast<double>(activation.nbytes());
   profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return profile;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
 }
 
 // Forward + backward of every layer at `batch` from `rank`'s measured sizes.
@@ -195,23 +218,44 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
   const auto started = std::chrono::steady_clock::now();
   plan::Profile profile = profile_header(config, settings);
 
-  // One rank at a time: the others wait without spinning, so each measures alone.
+  // Ranks that would measure the same thing (same host, same threads: the times are
+  // this machine's, not stretched by slowdown or paced) share one measurement; the first
+  // rank of each kind measures, one at a time, while the others wait without spinning.
+  const std::vector<int> measured_by = measuring_ranks(config, rank, comm);
   std::string mine;
   for (int turn = 0; turn < size; ++turn) {
-    if (turn == rank) mine = plan::to_json(profile_this_rank(config, rank, profile.batch_sizes, settings)).dump();
-    net::barrier_politely(comm);
+    if (turn == rank && measured_by[static_cast<std::size_t>(rank)] == rank) {
+      mine = plan::to_json(profile_this_rank(config, rank, profile.batch_sizes, settings)).dump();
+    }
+    if (measured_by[static_cast<std::size_t>(turn)] == turn) net::barrier_politely(comm);
   }
-  // Every rank's figures to rank 0, then the whole profile back to every rank.
-  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-  net::gather_blobs(mine, comm, [&](int /*from*/, const std::string& bytes) {
-    ranks.push_back(nlohmann::ordered_json::parse(bytes));
+  // The measurements to rank 0, each rank's own settings on its measurer's figures, then
+  // the whole profile back to every rank.
+  std::vector<nlohmann::ordered_json> measured(static_cast<std::size_t>(size));
+  net::gather_blobs(mine, comm, [&](int from, const std::string& bytes) {
+    if (!bytes.empty()) measured[static_cast<std::size_t>(from)] = nlohmann::ordered_json::parse(bytes);
   });
   std::string whole;
   if (rank == 0) {
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (int r = 0; r < size; ++r) {
+      const int by = measured_by[static_cast<std::size_t>(r)];
+      nlohmann::ordered_json entry = measured[static_cast<std::size_t>(by)];
+      const plan::RankProfile own = rank_settings(config, r);
+      entry["rank"] = r;
+      entry["role"] = own.role;
+      entry["slowdown"] = own.slowdown;
+      entry["flops_per_second"] = own.flops_per_second;
+      entry["measured_by"] = by;
+      if (by != r) entry["seconds"] = 0.0;
+      ranks.push_back(std::move(entry));
+    }
     nlohmann::ordered_json json = plan::to_json(profile);
     json["ranks"] = std::move(ranks);
     profile = plan::profile_from_json(json);
-    profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+    if (settings.check_interpolation) {
+      profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+    }
     profile.seconds = seconds_since(started);
     whole = plan::to_json(profile).dump();
   }

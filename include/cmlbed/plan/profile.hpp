@@ -38,7 +38,9 @@ struct RankProfile {
   std::vector<LayerProfile> layers;
   double aggregate_s_per_parameter = 0;  // adding one model's weights into an average
   double codec_s_per_byte = 0;           // a tensor into a message and back
-  double seconds = 0;                    // this rank's profiling took
+  double seconds = 0;                    // this rank's profiling took (0 when it shared)
+  int measured_by = 0;                   // the rank whose measurement this is (JSON: optional,
+                                         // default: this rank); see train::profile_ranks
 };
 
 // How well piecewise-linear interpolation between the measured batch sizes predicts a

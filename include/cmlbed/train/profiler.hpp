@@ -13,6 +13,9 @@ namespace cmlbed::train {
 struct ProfilerSettings {
   int warmup = 2;   // untimed runs before each measurement
   int repeats = 5;  // timed runs; the profile keeps their median
+  // Also measure a size between the two largest and state the interpolation's error
+  // (`cmlbed profile`; a run that plans skips it: it costs about half a rank's profile).
+  bool check_interpolation = true;
 };
 
 // The batch sizes a plan needs measured for mini-batches of `batch`: the powers of two
@@ -21,7 +24,11 @@ struct ProfilerSettings {
 std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch);
 
 // Collective over `comm` (rank 0 = server). Every rank returns the whole profile (rank
-// 0's is the one to write; the others get theirs back too, for a run that plans).
+// 0's is the one to write; the others get theirs back too, for a run that plans). Ranks
+// on the same host with the same thread count would measure the same layers on the same
+// cores, so the lowest of them measures for all (their entries name it in
+// `measured_by` and carry their own role, slowdown and compute rate): on one machine
+// with server and device threads equal, one rank measures instead of every rank.
 plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings);
 
 // Without MPI (`cmlbed simulate` without --profile): this process measures as the
