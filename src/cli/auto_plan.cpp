@@ -117,8 +117,12 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   std::optional<std::string> error;
   plan::Profile profile;
   if (probe.text("plan.profile").empty()) {
-    if (is_server) std::cout << "plan: profiling every rank in turn (auto)" << std::endl;
+    if (is_server) std::cout << "plan: profiling (auto; one rank per host and thread count)" << std::endl;
+    // Cheaper than `cmlbed profile`'s defaults (2 + 5 runs per figure, interpolation
+    // check): planning is paid by the run it plans (docs/planning.md, overhead).
     train::ProfilerSettings settings;
+    settings.warmup = 1;
+    settings.repeats = 3;
     settings.check_interpolation = false;
     profile = train::profile_ranks(probe, MPI_COMM_WORLD, settings);
   } else if (is_server) {
