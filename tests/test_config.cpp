@@ -186,6 +186,17 @@ TEST(ConfigErrors, InconsistentCombinations) {
   }, {"pipar.micro_batches = 64", "train.batch_size = 32"});
   expect_error([] { validate_config(synthetic(), 1); },
                {"at least 2 MPI ranks", "got 1"});
+  // MobileNetV3's batch norm over 1x1 maps cannot train on one sample.
+  expect_error([] {
+    validate_config(synthetic(cli({{"model.name", "mobilenetv3-small"}, {"data.synthetic_shape", "3x32x32"},
+                                   {"experiment.method", "pipar"}, {"device.2.micro_batches", "32"}})),
+                    4);
+  }, {"device.2.micro_batches = 32", "micro-batches of 1 sample(s)", "needs at least 2", "allowed: 1..16"});
+  expect_error([] {
+    validate_config(synthetic(cli({{"model.name", "mobilenetv3-small"}, {"data.synthetic_shape", "3x32x32"},
+                                   {"train.batch_size", "1"}, {"pipar.micro_batches", "1"}})),
+                    4);
+  }, {"train.batch_size = 1", "needs at least 2 samples per batch"});
   expect_error([] { validate_config(synthetic(cli({{"device.5.slowdown", "2"}})), 4); },
                {"[device.5]", "3 device(s)"});
   expect_error([] {

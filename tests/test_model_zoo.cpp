@@ -152,6 +152,15 @@ TEST(ModelZoo, MobileNetDepthwiseCountsOneInputChannelPerOutput) {
   EXPECT_EQ(stats[1].flops_per_sample, depthwise + squeeze + project);
 }
 
+TEST(ModelZoo, KnowsWhichLayersCannotTrainOnOneSample) {
+  // MobileNetV3's squeeze-and-excitation normalises 1x1 maps; VGG-5's batch norm does not.
+  const auto mobilenet = layer_stats({"mobilenetv3-small", kColour, 10});
+  EXPECT_EQ(min_training_batch(mobilenet), 2);
+  EXPECT_EQ(mobilenet.front().min_training_batch, 1);  // the stem: 16x16 maps
+  EXPECT_EQ(min_training_batch(layer_stats({"vgg5", kColour, 10})), 1);
+  EXPECT_EQ(min_training_batch(layer_stats({"resnet18", kColour, 10})), 1);
+}
+
 TEST(ModelZoo, RejectsUnknownModelAndTooSmallInput) {
   EXPECT_THROW(layer_count({"vgg7", kGray, 10}), std::invalid_argument);
   EXPECT_THROW(layer_count({"lenet", {1, 8, 8}, 10}), std::invalid_argument);

@@ -44,6 +44,11 @@ double predicted(const Config& config, const plan::Profile& profile, const std::
   return search_plan(config, profile, {300, 300, 300}, fixed).chosen.round_s;
 }
 
+TEST(ParameterSearch, MicroBatchCountsKeepTheModelsSmallestTrainingBatch) {
+  EXPECT_EQ(micro_batch_candidates(32), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32}));
+  EXPECT_EQ(micro_batch_candidates(32, 2), (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 12, 16}));
+}
+
 TEST(ParameterSearch, AlikeDevicesShareTheBestUniformPair) {
   const Config config = Config::resolve(base_settings(), {});
   const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "cmlbed/model/split_model.hpp"
@@ -227,11 +228,20 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
   for (const NamedLayer& named : build_layers(options, 0)) {
     LayerStats s;
     s.name = named.name;
+    const torch::Tensor input = x;
     named.layer->eval();
     {
       FlopCounter counter;
       x = named.layer->forward(x);
       s.flops_per_sample = counter.total();
+    }
+    // Training on one sample: LibTorch's own check (batch norm over one value per
+    // channel) is the definition, so ask it rather than re-deriving where it applies.
+    named.layer->train();
+    try {
+      named.layer->forward(input);
+    } catch (const c10::Error&) {
+      s.min_training_batch = 2;
     }
     s.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());
     s.activation_bytes_per_sample = x.numel() * static_cast<std::int64_t>(sizeof(float));
@@ -239,6 +249,12 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     stats.push_back(std::move(s));
   }
   return stats;
+}
+
+std::int64_t min_training_batch(const std::vector<LayerStats>& stats) {
+  std::int64_t least = 1;
+  for (const LayerStats& s : stats) least = std::max(least, s.min_training_batch);
+  return least;
 }
 
 std::size_t layer_count(const ModelOptions& options) { return build_layers(options, 0).size(); }

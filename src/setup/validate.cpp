@@ -34,12 +34,35 @@ void validate_world(const Config& config, int devices) {
 
 void validate_model(const Config& config, int devices) {
   const model::ModelOptions options = model_options(config);
-  std::size_t layers = 0;
+  std::vector<model::LayerStats> stats;
   try {
-    layers = model::layer_count(options);
+    stats = model::layer_stats(options);
   } catch (const std::invalid_argument& e) {
     throw ConfigError("model.name = " + options.name + " with data.dataset = " +
                       config.text("data.dataset") + ": " + e.what());
+  }
+  const std::size_t layers = stats.size();
+  // Every mini-batch and micro-batch trains through the whole model (device and server
+  // parts), so the smallest of them must hold what its layers need.
+  const std::int64_t least = model::min_training_batch(stats);
+  const std::int64_t batch = config.integer("train.batch_size");
+  const auto first_needing = [&] {
+    for (std::size_t l = 0; l < layers; ++l) {
+      if (stats[l].min_training_batch == least) return std::to_string(l) + " (" + stats[l].name + ")";
+    }
+    return std::string();
+  };
+  require(batch >= least, option_value(config, "train.batch_size") + ": " + options.name + "'s layer " +
+                              first_needing() + " normalises a 1x1 feature map and needs at least " +
+                              std::to_string(least) + " samples per batch to train");
+  for (int device = 0; device <= devices && config.text("experiment.method") == "pipar"; ++device) {
+    const std::string m = config.text("pipar.micro_batches", device);
+    if (m == "auto") continue;
+    require(batch / std::stoll(m) >= least,
+            option_value(config, "pipar.micro_batches", device) + " with " + option_value(config, "train.batch_size") +
+                " makes micro-batches of " + std::to_string(batch / std::stoll(m)) + " sample(s); " + options.name +
+                "'s layer " + first_needing() + " normalises a 1x1 feature map and needs at least " +
+                std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }
   const std::string method = config.text("experiment.method");
   if (method == "adasplit") {

@@ -92,7 +92,7 @@ bool devices_differ(const Config& config, const std::vector<std::size_t>& sample
 
 }  // namespace
 
-std::vector<int> micro_batch_candidates(std::int64_t batch) {
+std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smallest) {
   std::vector<int> counts;
   for (int m = 1; m <= std::min<std::int64_t>(batch, 8); ++m) counts.push_back(m);
   for (std::int64_t step = 8; step < batch;) {
@@ -103,6 +103,8 @@ std::vector<int> micro_batch_candidates(std::int64_t batch) {
   }
   if (counts.back() != batch) counts.push_back(static_cast<int>(batch));
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  counts.erase(std::remove_if(counts.begin(), counts.end(), [&](int m) { return batch / m < smallest; }),
+               counts.end());
   return counts;
 }
 
@@ -121,11 +123,12 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   }
   const auto split_free = [](const DeviceFreedom& f) { return !f.split; };
   const auto micro_free = [](const DeviceFreedom& f) { return !f.micro_batches; };
-  const std::size_t layers = model::layer_stats(training_settings(config).model).size();
+  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
+  const std::size_t layers = stats.size();
   const std::int64_t batch = config.integer("train.batch_size");
   std::vector<std::size_t> all_splits(layers + 1);
   std::iota(all_splits.begin(), all_splits.end(), std::size_t{0});
-  const std::vector<int> all_counts = micro_batch_candidates(batch);
+  const std::vector<int> all_counts = micro_batch_candidates(batch, model::min_training_batch(stats));
   // Step 1's grid: what some device may choose (else device 1's kept value, a label).
   const std::vector<std::size_t> splits = std::any_of(freedom.begin(), freedom.end(), split_free)
                                               ? all_splits

@@ -179,7 +179,8 @@ plan::Profile profile_header(const Config& config, const ProfilerSettings& setti
   profile.model = config.text("model.name");
   profile.dataset = config.text("data.dataset");
   profile.optimizer = config.text("train.optimizer");
-  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"));
+  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"),
+                                             model::min_training_batch(model::layer_stats(training_settings(config).model)));
   profile.warmup = settings.warmup;
   profile.repeats = settings.repeats;
   profile.measured_at = now_stamp().iso;
@@ -194,9 +195,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch) {
+std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch, std::int64_t smallest) {
   std::vector<std::int64_t> sizes;
-  for (std::int64_t size = 1; size < batch; size *= 2) sizes.push_back(size);
+  for (std::int64_t size = smallest; size < batch; size *= 2) sizes.push_back(size);
   sizes.push_back(batch);
   return sizes;
 }

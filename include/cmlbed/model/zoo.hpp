@@ -27,7 +27,15 @@ struct LayerStats {
   std::int64_t parameters = 0;
   std::int64_t flops_per_sample = 0;
   std::int64_t activation_bytes_per_sample = 0;  // float32 output: what a split after it sends
+  // Samples a training batch through this layer needs: 2 where batch norm normalises a
+  // 1x1 feature map (MobileNetV3's squeeze-and-excitation and head), since LibTorch
+  // cannot train batch norm on one value per channel; else 1.
+  std::int64_t min_training_batch = 1;
 };
+
+// The largest min_training_batch of `stats` (whole model): what every mini-batch and
+// micro-batch must hold at least.
+std::int64_t min_training_batch(const std::vector<LayerStats>& stats);
 
 // Builds the network and runs one sample through it. Throws std::invalid_argument when
 // the name is unknown, the network cannot take the input (e.g. an image too small) or

@@ -58,8 +58,10 @@ struct PlanResult {
 constexpr int kMaxPasses = 3;
 
 // The micro-batch counts tried for mini-batches of `batch`: 1..8, then 12, 16, 24, 32,
-// 48, 64, ... (1.5x and 2x steps) up to `batch`; counts above 8 differ by little.
-std::vector<int> micro_batch_candidates(std::int64_t batch);
+// 48, 64, ... (1.5x and 2x steps) up to `batch`; counts above 8 differ by little. Only
+// counts whose smallest micro-batch holds `smallest` samples (the model's
+// min_training_batch).
+std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smallest = 1);
 
 // Splits 0..L (L = the model's layers; sfl: m = 1; pipar: every candidate m). A
 // candidate's round time is the wall time of the simulated second round (the first

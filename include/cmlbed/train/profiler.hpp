@@ -21,7 +21,8 @@ struct ProfilerSettings {
 // The batch sizes a plan needs measured for mini-batches of `batch`: the powers of two
 // below it and `batch` itself (micro-batch sizes between them are interpolated; the
 // profile states the interpolation's error at a size it also measures).
-std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch);
+// `smallest`: the model's min_training_batch (sizes start there).
+std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch, std::int64_t smallest = 1);
 
 // Collective over `comm` (rank 0 = server). Every rank returns the whole profile (rank
 // 0's is the one to write; the others get theirs back too, for a run that plans). Ranks
