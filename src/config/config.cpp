@@ -124,17 +124,9 @@ void check_storable(const std::string& shown_name, const std::string& value,
 double parse_drawn_value(const OptionSpec& spec, const std::string& text) {
   if (spec.type == OptionType::rate) return parse_rate_bits_per_second(text);
   if (spec.type == OptionType::compute_rate) return parse_compute_rate_flops(text);
-  std::size_t used = 0;
-  double number = 0;
-  try {
-    number = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(number)) {
-    throw std::invalid_argument("'" + text + "' is not a number");
-  }
-  return number;
+  const std::optional<double> number = parse_real(text);
+  if (!number) throw std::invalid_argument("'" + text + "' is not a number");
+  return *number;
 }
 
 std::optional<Distribution> distribution_of(const OptionSpec& spec, const std::string& value) {
@@ -169,17 +161,9 @@ void check_value(const OptionSpec& spec, const std::string& shown_name, const st
       return;
     }
     case OptionType::real: {
-      std::size_t used = 0;
-      double number = 0;
-      try {
-        number = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != value.size() || !std::isfinite(number)) {
-        fail_value(spec, shown_name, value, origin, "is not a number");
-      }
-      check_range(number);
+      const std::optional<double> number = parse_real(value);
+      if (!number) fail_value(spec, shown_name, value, origin, "is not a number");
+      check_range(*number);
       return;
     }
     case OptionType::flag:

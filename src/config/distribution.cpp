@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cmlbed/base/parse_integer.hpp"
+
 namespace cmlbed {
 namespace {
 
@@ -52,15 +54,11 @@ std::optional<Distribution> parse_distribution(const std::string& text,
       throw std::invalid_argument("'" + text + "': LOW is above HIGH");
     }
   } else {
-    std::size_t used = 0;
-    try {
-      distribution.second = std::stod(b, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != b.size() || !(distribution.second >= 0 && distribution.second <= 10)) {
+    const std::optional<double> sigma = parse_real(b);
+    if (!sigma || *sigma < 0 || *sigma > 10) {
       throw std::invalid_argument("'" + text + "': SIGMA '" + b + "' must be a number in [0, 10]");
     }
+    distribution.second = *sigma;
     if (!(distribution.first > 0)) throw std::invalid_argument("'" + text + "': MEDIAN must be above 0");
   }
   return distribution;
