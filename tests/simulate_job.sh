@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The schedule simulator against the runtime: for fl, sfl and pipar on the same small
+# The schedule simulator against the runtime: for fl, sl, sfl and pipar on the same small
 # configuration, `cmlbed simulate` (from a profile of `cmlbed profile`) predicts the
 # bytes, messages and FLOPs of every rank and round exactly, and the mean round time
 # within 35% (devices paced by devices.flops and shaped links make the runs repeatable,
@@ -23,7 +23,7 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
 # pipar-mixed: device 2 cuts its mini-batches into 1 micro-batch, device 1 into 4, and
 # each device's uplink rate is drawn from a distribution (the run and the simulator must
 # draw the same rates for the round times to agree).
-for case in fl sfl pipar pipar-mixed; do
+for case in fl sl sfl pipar pipar-mixed; do
   method=${case%-mixed}
   extra=()
   [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1 "--device.1.uplink_rate=uniform(1mbit,3mbit)"
@@ -44,7 +44,7 @@ import h5py
 import numpy as np
 work = sys.argv[1]
 bad = []
-for method in ("fl", "sfl", "pipar", "pipar-mixed"):
+for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed"):
     with h5py.File(f"{work}/run-{method}.h5", "r") as f:
         real = f["rounds"][:]
     with h5py.File(f"{work}/sim-{method}.h5", "r") as f:
@@ -161,10 +161,10 @@ for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.meth
   status=$?
   ((status == 2)) && grep -q "${bad#*|}" "$work/err" || { cat "$work/err"; fail "${bad%%|*}: status $status"; }
 done
-"$cmlbed" simulate "${settings[@]}" --experiment.method=sl --devices 2 --profile "$work/profile.json" \
-  --output.file="$work/sl.h5" >/dev/null 2>"$work/err"
+"$cmlbed" simulate "${settings[@]}" --experiment.method=adasplit --devices 2 --profile "$work/profile.json" \
+  --output.file="$work/adasplit.h5" >/dev/null 2>"$work/err"
 status=$?
-((status == 2)) && grep -q "cannot be simulated yet" "$work/err" || { cat "$work/err"; fail "sl: status $status"; }
+((status == 2)) && grep -q "cannot be simulated yet" "$work/err" || { cat "$work/err"; fail "adasplit: status $status"; }
 "$cmlbed" simulate "${settings[@]/--model.name=lenet/--model.name=vgg5}" --devices 2 --profile "$work/profile.json" \
   --output.file="$work/vgg.h5" >/dev/null 2>"$work/err"
 status=$?

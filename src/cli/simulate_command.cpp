@@ -1,4 +1,4 @@
-// `cmlbed simulate`: a run of fl, sfl or pipar predicted by the schedule simulator from
+// `cmlbed simulate`: a run of fl, sl, sfl or pipar predicted by the schedule simulator from
 // a profile (given, or measured here first), written as an ordinary results file.
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -65,7 +65,7 @@ int simulate_command(int argc, char** argv) {
     if (args.help) {
       std::cout << "Usage: cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N] "
                    "[--section.key=value ...]\n"
-                   "Predicts the run's rounds (fl, sfl, pipar) with the schedule simulator, without\n"
+                   "Predicts the run's rounds (fl, sl, sfl, pipar) with the schedule simulator, without\n"
                    "mpirun, and writes them as a results file (root attribute simulated = 1;\n"
                    "docs/planning.md).\n\n"
                 << simulate_options("simulate") << "\n"

@@ -56,11 +56,15 @@ class RoundSimulation {
   }
 
   SimulatedRound run() {
-    for (int d = 1; d <= devices_; ++d) {
-      if (in_.method == "fl") {
-        train_locally(d, result_.start_ns);
-      } else {
-        push(result_.start_ns, What::device_start_batch, d);
+    if (in_.method == "sl") {
+      push(result_.start_ns, What::server_handover, 1);  // the devices take turns
+    } else {
+      for (int d = 1; d <= devices_; ++d) {
+        if (in_.method == "fl") {
+          train_locally(d, result_.start_ns);
+        } else {
+          push(result_.start_ns, What::device_start_batch, d);
+        }
       }
     }
     while (!events_.empty()) {
@@ -75,7 +79,11 @@ class RoundSimulation {
   }
 
  private:
-  enum class What { device_start_batch, server_activation, server_free, device_gradient, server_model, device_model };
+  enum class What {
+    device_start_batch, server_activation, server_free, device_gradient, server_model, device_model,
+    server_handover,  // sl: the server sends the device part to the next device
+    server_return     // sl: the device part is back on the server
+  };
   struct Pending {
     std::int64_t t;
     std::uint64_t seq;
@@ -157,6 +165,12 @@ class RoundSimulation {
 
   void finish_training(int d, std::int64_t t) {
     state(d).free_ns = t;
+    if (in_.method == "sl") {  // the device part back to the server, for the next device
+      const std::int64_t arrival = transfer(d, 0, MessageType::model, device(d).part_parameters * 4, t);
+      state(d).done_ns = arrival;
+      push(arrival, What::server_return, d);
+      return;
+    }
     if (!aggregates_) {
       state(d).done_ns = t;
       return;
@@ -177,7 +191,19 @@ class RoundSimulation {
         ++models_;
         return aggregate_when_ready(p.t);
       case What::device_model: state(p.device).done_ns = p.t; return;
+      case What::server_handover: return hand_over(p.device, p.t);
+      case What::server_return:
+        server_free_ns_ = std::max(server_free_ns_, p.t);
+        if (p.device < devices_) push(p.t, What::server_handover, p.device + 1);
+        return;
     }
+  }
+
+  // sl: once the server has served the previous device and has its part back, the part
+  // goes to device d, which trains when it arrives.
+  void hand_over(int d, std::int64_t now) {
+    const std::int64_t start = std::max(now, server_free_ns_);
+    push(transfer(0, d, MessageType::model, device(d).part_parameters * 4, start), What::device_start_batch, d);
   }
 
   // The m forwards back to back, each activation leaving as soon as it exists.
@@ -275,9 +301,9 @@ std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m) {
 }
 
 std::vector<SimulatedRound> simulate(const SimulationInput& input) {
-  if (input.method != "fl" && input.method != "sfl" && input.method != "pipar") {
+  if (input.method != "fl" && input.method != "sl" && input.method != "sfl" && input.method != "pipar") {
     throw std::invalid_argument("simulate: experiment.method = " + input.method +
-                                " cannot be simulated yet (fl, sfl, pipar can)");
+                                " cannot be simulated yet (fl, sl, sfl, pipar can)");
   }
   if (input.devices.empty()) throw std::invalid_argument("simulate: no devices");
   std::vector<net::Link> uplinks, downlinks;

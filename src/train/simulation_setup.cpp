@@ -68,8 +68,9 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   const int devices = static_cast<int>(samples.size());
   const TrainingSettings settings = training_settings(config);
   const std::string method = config.text("experiment.method");
-  if (method != "fl" && method != "sfl" && method != "pipar") {
-    throw ConfigError("simulate: experiment.method = " + method + " cannot be simulated yet (fl, sfl and pipar can)");
+  if (method != "fl" && method != "sl" && method != "sfl" && method != "pipar") {
+    throw ConfigError("simulate: experiment.method = " + method +
+                      " cannot be simulated yet (fl, sl, sfl and pipar can)");
   }
   if (profile.model != config.text("model.name")) {
     throw ConfigError("simulate: the profile is of model " + profile.model + ", the configuration's is " +

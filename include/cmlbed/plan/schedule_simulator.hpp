@@ -1,5 +1,5 @@
 #pragma once
-// The schedule simulator: the rounds of fl, sfl and pipar as the runtime runs them
+// The schedule simulator: the rounds of fl, sl, sfl and pipar as the runtime runs them
 // (src/train/federated_averaging.cpp, split_learning.cpp), on a virtual clock, with the
 // devices' links modelled by the runtime's own net::Link (token bucket, delay, traces,
 // the transport's chunking), and the stages' lengths from a profile. It emits the
@@ -40,7 +40,7 @@ struct SimulatedDevice {
 };
 
 struct SimulationInput {
-  std::string method;  // fl, sfl, pipar
+  std::string method;  // fl, sl, sfl, pipar
   std::int64_t batch_size = 32;
   int rounds = 1;
   int aggregate_every = 1;
