@@ -87,6 +87,14 @@ grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() acc
 # and adds N(0, (0.3 x 1 / devices)^2) to the average. As tests/privacy_job.sh uses them.
 dp_split=(--privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5)
 dp_fl=(--privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.3)
+# The accuracy runs' DP: at the settings above the noise's norm is 40x the clipped
+# activation's (0.5 x sqrt(6272 elements) for VGG-5 split 2) and every method stays at
+# chance (measured: pipar 0.097-0.127 after 6 rounds), so they use noise about as large
+# as the signal: sigma 0.01 for the split methods (0.8x for VGG-5 split 2, 0.3x for
+# MobileNetV3-Small), 0.005 for fl (noise norm 0.005 x sqrt(458,730 weights) / 3 devices
+# = 1.1x the clip). Their epsilon is recorded and is far too large to protect anything.
+dp_acc_split=(--privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.01)
+dp_acc_fl=(--privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.005)
 if $quick; then
   # The ctest: one network, one rate, 2 devices, 1 round of 2 mini-batches, no DP part
   # unless asked for (--only), so that it ends within a minute.
@@ -159,6 +167,22 @@ cell_args() {
   echo "--model.name=$1 --network.uplink_rate=${2}mbit --network.downlink_rate=${down}mbit"
 }
 
+# simulate_one NAME METHOD PROFILE CELL_ARGS... -- CHOICE...: `cmlbed simulate` of one
+# grid cell into simulated/NAME.h5 (skipped when done).
+simulate_one() {
+  local name=$1 method=$2 profile=$3
+  shift 3
+  local args=()
+  while [[ $1 != -- ]]; do args+=("$1"); shift; done
+  shift
+  local out=$results/simulated/$name.h5
+  done_already "$out" && return 0
+  echo "simulate: $name $*"
+  record "$out" "$results/simulated/$name.log" "$cmlbed" simulate --config "$grid_config" \
+    --profile "$profile" --devices $((grid_ranks - 1)) --experiment.method=$method "${args[@]}" \
+    "${grid_extra[@]}" "$@" --output.file="$out" --output.overwrite=true
+}
+
 run_simulate() {
   local net rate method
   for net in "${networks[@]}"; do
@@ -168,42 +192,72 @@ run_simulate() {
     for rate in "${rates[@]}"; do
       read -ra cell <<<"$(cell_args "$net" "$rate")"
       for method in "${methods[@]}"; do
-        local name=$net-${rate}mbit-$method out choice=()
-        out=$results/simulated/$name.h5
-        done_already "$out" && continue
-        if [[ $method != fl ]]; then
-          # The planner's choice (the one `auto` makes in a run), then simulate it.
-          local plan=$results/simulated/$name.plan.txt auto=(--model.split=auto)
-          [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+        local name=$net-${rate}mbit-$method
+        if [[ $method == fl ]]; then
+          simulate_one "$name" fl "$profile" "${cell[@]}" --
+          continue
+        fi
+        # The planner's choice (the one `auto` makes in a run), then simulate it.
+        local plan=$results/simulated/$name.plan.txt auto=(--model.split=auto) chosen
+        [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+        if $force || ! grep -q "^chosen: split" "$plan" 2>/dev/null; then
           "$cmlbed" plan --config "$grid_config" --profile "$profile" --devices $((grid_ranks - 1)) \
             --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" >"$plan" 2>&1 ||
             { echo "plan failed: $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
-          local chosen
-          chosen=$(sed -n 's/^chosen: split \([0-9]*\), \([0-9]*\) micro-batch.*/\1 \2/p' "$plan")
-          [[ -n $chosen ]] || { echo "plan: no choice for $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
-          choice=(--model.split="${chosen% *}")
-          [[ $method == pipar ]] && choice+=(--pipar.micro_batches="${chosen#* }")
         fi
-        echo "simulate: $name ${choice[*]}"
-        record "$out" "$results/simulated/$name.log" "$cmlbed" simulate --config "$grid_config" \
-          --profile "$profile" --devices $((grid_ranks - 1)) --experiment.method=$method "${cell[@]}" \
-          "${grid_extra[@]}" "${choice[@]}" --output.file="$out" --output.overwrite=true
+        chosen=$(sed -n 's/^chosen: split \([0-9]*\), \([0-9]*\) micro-batch.*/\1 \2/p' "$plan")
+        [[ -n $chosen ]] || { echo "plan: no choice for $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
+        local choice=(--model.split="${chosen% *}")
+        [[ $method == pipar ]] && choice+=(--pipar.micro_batches="${chosen#* }")
+        simulate_one "$name" $method "$profile" "${cell[@]}" -- "${choice[@]}"
+        # Split 0 sends the raw samples to the server, which split learning exists to
+        # avoid: for pipar, also the fastest candidate with at least one layer on the
+        # device, from the same plan table (P, m, round s, ...), as NAME-p1.h5.
+        [[ $method == pipar && ${chosen% *} == 0 ]] || continue
+        local p1
+        p1=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $1 >= 1 && (best == "" || $3 + 0 < best + 0) {
+                    best = $3; choice = $1 " " $2 } END { print choice }' "$plan")
+        [[ -n $p1 ]] || continue
+        simulate_one "$name-p1" pipar "$profile" "${cell[@]}" -- \
+          --model.split="${p1% *}" --pipar.micro_batches="${p1#* }"
       done
     done
   done
 }
 
+# ini_value FILE SECTION KEY: a value of an INI file ("" if absent).
+ini_value() {
+  awk -v section="[$2]" -v key="$3" '
+    /^[[:space:]]*[#;]/ { next }
+    /^[[:space:]]*\[/ { gsub(/[[:space:]]/, ""); in_section = ($0 == section); next }
+    in_section && index($0, "=") {
+      k = substr($0, 1, index($0, "=") - 1); v = substr($0, index($0, "=") + 1)
+      gsub(/^[[:space:]]+|[[:space:]]+$/, "", k); gsub(/^[[:space:]]+|[[:space:]]+$/, "", v)
+      if (k == key) value = v
+    }
+    END { print value }' "$1"
+}
+
 run_measured_cell() {  # NET RATE
   local net=$1 rate=$2 method profile
   profile=$(profile_of "$net")
-  [[ -s $profile ]] || { echo "measured: $net skipped: no profile ($profile)" >&2; return 0; }
   read -ra cell <<<"$(cell_args "$net" "$rate")"
   for method in "${methods[@]}"; do
     local name=$net-${rate}mbit-$method out auto=()
     out=$results/measured/$name.h5
     done_already "$out" && continue
-    [[ $method != fl ]] && auto=(--model.split=auto --plan.profile="$profile")
-    [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+    if [[ -s $profile ]]; then
+      [[ $method != fl ]] && auto=(--model.split=auto --plan.profile="$profile")
+      [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+    else
+      # No profile (cmlbed profile fails on this network, or it was not run): no `auto`
+      # either (it would profile), so the split and micro-batch count of the network's
+      # config in configs/pipar-networks/, which the report marks as fixed.
+      local fixed=configs/pipar-networks/$net.ini
+      [[ -f $fixed ]] || { echo "measured: $net skipped: no profile and no $fixed" >&2; return 0; }
+      auto=(--model.split="$(ini_value "$fixed" model split)")
+      [[ $method == pipar ]] && auto+=(--pipar.micro_batches="$(ini_value "$fixed" pipar micro_batches)")
+    fi
     echo "measured: $name"
     record "$out" "$results/measured/$name.log" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
       --config "$grid_config" --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" \
@@ -245,7 +299,7 @@ run_accuracy_one() {  # DATASET NET
       local out=$results/accuracy/$dataset-$net-$method-dp$dp.h5 privacy=()
       done_already "$out" && continue
       if [[ $dp == on ]]; then
-        if [[ $method == fl ]]; then privacy=("${dp_fl[@]}"); else privacy=("${dp_split[@]}"); fi
+        if [[ $method == fl ]]; then privacy=("${dp_acc_fl[@]}"); else privacy=("${dp_acc_split[@]}"); fi
       fi
       echo "accuracy: $dataset, $net, $method, DP $dp"
       record "$out" "$results/accuracy/$dataset-$net-$method-dp$dp.log" "$mpiexec" --oversubscribe -np 4 \
@@ -272,6 +326,7 @@ run_report() {
     --networks "${networks[*]}" --rates "${rates[*]}" --measured "${measured_cells[*]}" \
     --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \
     --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
+    --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
     --cmlbed "$cmlbed"
 }
 
@@ -314,12 +369,18 @@ case $mode in
     exit $((failures > 0)) ;;
 esac
 
-t_start=$(date +%s)
-wants profiles && run_profiles
-wants simulate && run_simulate
-wants measured && run_measured
-wants dp && run_dp
-wants accuracy && run_accuracy
-if wants report; then run_report || failures=$((failures + 1)); fi
-echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s); report: $doc"
-exit $((failures > 0))
+main() {
+  local t_start
+  t_start=$(date +%s)
+  wants profiles && run_profiles
+  wants simulate && run_simulate
+  wants measured && run_measured
+  wants dp && run_dp
+  wants accuracy && run_accuracy
+  if wants report; then run_report || failures=$((failures + 1)); fi
+  echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s); report: $doc"
+  return $((failures > 0))
+}
+# One line, so that bash has read all of this file before any run starts: editing the
+# script while a long run of it goes on cannot change what that run executes next.
+main; exit $?
