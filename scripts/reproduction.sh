@@ -19,7 +19,8 @@
 #   measured   real runs of the cells in MEASURED (default "vgg5:5,10,25,50,100
 #              mobilenetv3-small:5,100"; --full: every network at every rate), sfl and
 #              pipar with model.split = auto (pipar.micro_batches = auto) and the same profile
-#   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on
+#   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on,
+#              DP_REPEATS passes (default 2; medians in the report)
 #   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
 #              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
 #   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures
@@ -30,7 +31,7 @@
 # Environment: CMLBED (binary, default build/cmlbed), MPIEXEC (default mpirun; runs get
 # --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
 # (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
-# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS.
+# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, DP_REPEATS.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
@@ -81,6 +82,7 @@ measured_default="vgg5:5,10,25,50,100 mobilenetv3-small:5,100"
 read -ra accuracy_networks <<<"${ACCURACY_NETWORKS:-vgg5 mobilenetv3-small}"
 read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
 accuracy_rounds=${ACCURACY_ROUNDS:-20}
+dp_repeats=${DP_REPEATS:-2}
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
 # DP settings of the report (docs/privacy.md): the split methods clip each sample's
 # activation to L2 norm 5 and add N(0, (0.5 x 5)^2); fl (DP-FedAvg) clips each update to 1
@@ -273,17 +275,27 @@ run_measured() {
   done
 }
 
+# The main job with DP off and on, DP_REPEATS times (default 2): its devices are paced
+# by devices.slowdown, so a round follows this machine's load (one pass here gave FL
+# rounds of 11.0 s with DP off and 6.5 s with DP on, the load moving in between); later
+# passes run the methods and DP settings in reverse order, and the report takes medians.
 run_dp() {
-  local method dp
-  for method in "${methods[@]}"; do
-    for dp in off on; do
-      local out=$results/dp/main-$method-dp$dp.h5 privacy=()
+  local method dp repeat
+  for ((repeat = 1; repeat <= dp_repeats; repeat++)); do
+    local order=() suffix=""
+    ((repeat > 1)) && suffix=-r$repeat
+    for method in "${methods[@]}"; do for dp in off on; do order+=("$method $dp"); done; done
+    ((repeat % 2 == 0)) && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
+    local pair
+    for pair in "${order[@]}"; do
+      method=${pair% *} dp=${pair#* }
+      local out=$results/dp/main-$method-dp$dp$suffix.h5 privacy=()
       done_already "$out" && continue
       if [[ $dp == on ]]; then
         if [[ $method == fl ]]; then privacy=("${dp_fl[@]}"); else privacy=("${dp_split[@]}"); fi
       fi
-      echo "dp: main job, $method, DP $dp"
-      record "$out" "$results/dp/main-$method-dp$dp.log" "$mpiexec" --oversubscribe -np 4 "$cmlbed" run \
+      echo "dp: main job, $method, DP $dp, pass $repeat"
+      record "$out" "$results/dp/main-$method-dp$dp$suffix.log" "$mpiexec" --oversubscribe -np 4 "$cmlbed" run \
         --config configs/quickstart/$method.ini --output.checkpoint=0 "${dp_extra[@]}" "${privacy[@]}" \
         --output.file="$out" --output.overwrite=true
     done
