@@ -616,6 +616,9 @@ class Report:
                              "%.2f / %.2f" % busy[-1][:2], "%.2f / %.2f" % busy[-1][2:],
                              "%.1f / %.1f" % (m["server_idle_pct"], s["server_idle_pct"]),
                              self.cite.cite(m_entries[method], s_entries[method])])
+        speedups = [(cell["measured"][0]["pipar"]["speedup"], cell["simulated"][0]["pipar"]["speedup"], net, rate)
+                    for (net, rate), cell in sorted(cells.items())
+                    if "measured" in cell and "simulated" in cell]
         self.add("### Measured against simulated\n\n")
         if not rows:
             self.add("No cell is both measured and simulated yet.\n\n")
@@ -644,6 +647,13 @@ class Report:
                                                negative, len(errors),
                                                100 * (np.median([b[0] / b[1] for b in busy if b[1] > 0.05]) - 1),
                                                100 * (np.median([b[2] / b[3] for b in busy if b[3] > 0.05]) - 1)))
+        if speedups:
+            self.add("PiPar's speedup vs FL, measured / simulated, on the same cells: %s. The "
+                     "simulated grid's speedups are therefore those of a machine where the "
+                     "server's stages run as fast as profiled; on this loaded machine the "
+                     "measured ones are %s.\n\n" % (
+                         ", ".join("%s/%s %.2fx / %.2fx" % (n, rate_text(r), m, sm) for m, sm, n, r in speedups),
+                         "lower in %d of %d cells" % (sum(1 for m, sm, _, _ in speedups if m < sm), len(speedups))))
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(5, 4.4))
