@@ -837,6 +837,11 @@ class Report:
             "\nFL and SFL share FedAvg's mathematics for a network without batch norm "
             "(VGG-5 here); PiPar is SFL with micro-batches whose gradients accumulate, the same "
             "step, except that batch-norm layers (MobileNetV3) see micro-batch statistics. "
+            "Summing a mini-batch's gradient from micro-batches changes the order of the "
+            "floating-point sums, and 200 SGD steps carry such last-bit differences into "
+            "small differences of accuracy. With DP on, pipar draws its noise per "
+            "micro-batch (the noise's seed includes the micro-batch), so its noise is "
+            "another sample of the same distribution as sfl's. "
             "With DP on, fl uses another mechanism (DP-FedAvg on the averaged model) than "
             "sfl and pipar (noise on every uploaded activation), so FL's accuracy with DP is "
             "not expected to match the split methods'; sfl and pipar share theirs.\n\n")
