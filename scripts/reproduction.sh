@@ -373,7 +373,10 @@ case $mode in
   job)
     read -ra words <<<"$job"
     case ${words[0]:-} in
-      measured) [[ -s $(profile_of "${words[1]}") ]] || { networks=("${words[1]}"); run_profiles; }
+      # Profile first unless done or tried (a failed profile is recorded and not retried
+      # here: the cell is then measured at its config's fixed split).
+      measured) [[ -s $(profile_of "${words[1]}") || -s $(profile_of "${words[1]}").run.json ]] ||
+                  { networks=("${words[1]}"); run_profiles; }
                 run_measured_cell "${words[1]}" "${words[2]}" ;;
       accuracy) run_accuracy_one "${words[1]}" "${words[2]}" ;;
       *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE' or 'accuracy DATASET NET'" >&2; exit 2 ;;

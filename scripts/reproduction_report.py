@@ -838,13 +838,14 @@ class Report:
             "(VGG-5 here); PiPar is SFL with micro-batches whose gradients accumulate, the same "
             "step, except that batch-norm layers (MobileNetV3) see micro-batch statistics. "
             "Summing a mini-batch's gradient from micro-batches changes the order of the "
-            "floating-point sums, and 200 SGD steps carry such last-bit differences into "
+            "floating-point sums, and %s SGD steps carry such last-bit differences into "
             "small differences of accuracy. With DP on, pipar draws its noise per "
             "micro-batch (the noise's seed includes the micro-batch), so its noise is "
             "another sample of the same distribution as sfl's. "
             "With DP on, fl uses another mechanism (DP-FedAvg on the averaged model) than "
             "sfl and pipar (noise on every uploaded activation), so FL's accuracy with DP is "
-            "not expected to match the split methods'; sfl and pipar share theirs.\n\n")
+            "not expected to match the split methods'; sfl and pipar share theirs.\n\n"
+            % self._accuracy_steps())
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
         fig, axes = plt.subplots(1, len(groups), figsize=(4.3 * len(groups), 3.6), squeeze=False)
@@ -863,6 +864,15 @@ class Report:
         fig.tight_layout()
         save(fig, self.image("accuracy"))
         self.add("![accuracy per round](%s)\n\n" % self.link(self.image("accuracy")))
+
+    def _accuracy_steps(self):
+        from configparser import ConfigParser
+        c = ConfigParser(interpolation=None)
+        c.read(os.path.join(ROOT, self.args.accuracy_config))
+        try:
+            return str(int(self.args.accuracy_rounds) * c.getint("train", "local_iterations"))
+        except (ValueError, Exception):
+            return "the"
 
     # --- AdaSplit ------------------------------------------------------------------------
     def adasplit(self):
