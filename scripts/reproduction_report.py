@@ -781,8 +781,9 @@ class Report:
             "(synthetic = CIFAR-shaped 3x32x32). DP on: `%s` for sfl and pipar, `%s` for "
             "fl. That is far less noise than in section 2: at section 2's settings the "
             "noise's norm is about 40x the clipped activation's and every method stays at "
-            "chance (section 2's accuracy column); here the noise is about as large as the "
-            "signal (reasons in scripts/reproduction.sh), and the epsilon the runs record "
+            "chance (section 2's accuracy column); here the noise's norm is 0.3x to 2x the "
+            "signal's, by method and network (worked out in scripts/reproduction.sh), and "
+            "the epsilon the runs record "
             "is too large to protect anything. It shows whether the methods still agree "
             "when noise enters their training, not a useful privacy level.\n\n"
             % (args.accuracy_config, args.accuracy_rounds, args.accuracy_networks,
