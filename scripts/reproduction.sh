@@ -394,7 +394,7 @@ main() {
   wants dp && run_dp
   wants accuracy && run_accuracy
   if wants report; then run_report || failures=$((failures + 1)); fi
-  echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s); report: $doc"
+  echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s)$(wants report && echo "; report: $doc")"
   return $((failures > 0))
 }
 # One line, so that bash has read all of this file before any run starts: editing the
