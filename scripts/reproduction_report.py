@@ -252,6 +252,7 @@ class Report:
             "code).\n\n" % (args.grid_config, self._grid_rounds_text()))
         profile_rows = []
         self.failed_profiles = {}
+        self.vs_sfl = {}
         for net in networks:
             p = profiles[net]
             data = _read_json(p.path) if os.path.exists(p.path) else None
@@ -316,6 +317,7 @@ class Report:
                 pipar = numbers["pipar"]
                 speedup, idle = pipar["speedup"], pipar["server_idle_reduction"]
                 vs_sfl = numbers["sfl"]["mean_round_s"] / pipar["mean_round_s"]
+                self.vs_sfl[(net, rate)] = vs_sfl
                 heat["speedup"][i, j], heat["idle"][i, j] = speedup, idle
                 heat["measured"][i, j] = source == "measured"
                 device_share = pipar["device_tflops"] / (pipar["device_tflops"] + pipar["server_tflops"])
@@ -572,6 +574,18 @@ class Report:
                 "activation and gradient and the server runs every device's micro-batches "
                 "one after another." % ", ".join("%s at %s (%.2fx)" % (n, rate_text(r), v)
                                                    for n, r, v in losing))
+        slower = [(n, r, v) for (n, r), v in sorted(self.vs_sfl.items()) if v < 1]
+        if slower:
+            lines.append(
+                "- **Where PiPar is slower than SFL:** %s. PiPar's server is busy there "
+                "almost the whole round (server idle column): the server bounds the round, "
+                "and PiPar runs m smaller stages per mini-batch where SFL runs one, which on "
+                "this CPU takes longer in all (per-layer call costs do not shrink with the "
+                "micro-batch). %s" % (
+                    ", ".join("%s at %s (%.2fx)" % (n, rate_text(r), v) for n, r, v in slower),
+                    "These cells use a fixed m (no profile could be made for these networks); "
+                    "the planner, given a profile, weighs this cost."
+                    if all(n in self.failed_profiles for n, _, _ in slower) else ""))
         lines.append(
             "- **Why ours differs from 34.6x / 64.1x.** Our speedup is capped by this "
             "machine's server, one CPU core at the speeds of the profile table, against "
