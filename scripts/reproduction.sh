@@ -1,0 +1,402 @@
+#!/usr/bin/env bash
+# The reproduction report of the PiPar and AdaSplit papers (issue 14): runs what this
+# machine can measure, simulates the rest from profiles measured here, and writes
+# docs/reproduction.md with its pictures (docs/images/reproduction-*.png).
+#
+#   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, DP, report
+#   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
+#   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
+#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,report
+#   scripts/reproduction.sh --quick --results DIR --doc FILE --images DIR   # tiny settings, no DP (the ctest)
+#   scripts/reproduction.sh --list-jobs     # the heavy parts, one a line (jobs/reproduction.sbatch)
+#   scripts/reproduction.sh --job SPEC      # one of those lines (an array element runs one)
+#
+# Parts:
+#   profiles   `cmlbed profile` of each network (server + 1 device, configs/reproduction/grid.ini)
+#   simulate   the whole grid, networks x uplink rates x {fl, sfl, pipar}, with `cmlbed plan`
+#              choosing sfl's split and pipar's (split, micro-batches) from the profile and
+#              `cmlbed simulate` predicting the rounds
+#   measured   real runs of the cells in MEASURED (default "vgg5:5,10,25,50,100
+#              mobilenetv3-small:5,100"; --full: every network at every rate), sfl and
+#              pipar with model.split = auto (pipar.micro_batches = auto) and the same profile
+#   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on,
+#              DP_REPEATS passes (default 2; medians in the report)
+#   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
+#              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
+#   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures
+# A run whose results file and provenance (FILE.h5.run.json) exist is not run again (--force
+# runs it again), so the script resumes, and results from the Slurm array (written to the
+# same folder) are folded in by the next report.
+#
+# Environment: CMLBED (binary, default build/cmlbed), MPIEXEC (default mpirun; runs get
+# --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
+# (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
+# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, DP_REPEATS.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
+cd "$root"
+# Root may run mpirun (containers, CI); more ranks than cores need --oversubscribe.
+source scripts/mpi-env.sh
+
+results=results/reproduction doc=docs/reproduction.md images=docs/images
+parts=profiles,simulate,measured,dp,report mode=run quick=false full=false force=false job=""
+needs_value() {
+  [[ $# -ge 2 && $2 != -* ]] || { echo "reproduction.sh: $1 needs a value" >&2; usage >&2; exit 2; }
+}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --results) needs_value "$@"; results=$2; shift 2 ;;
+    --doc) needs_value "$@"; doc=$2; shift 2 ;;
+    --images) needs_value "$@"; images=$2; shift 2 ;;
+    --only) needs_value "$@"; parts=$2; shift 2 ;;
+    --full) full=true; parts=profiles,simulate,measured,dp,accuracy,report; shift ;;
+    --quick) quick=true; shift ;;
+    --force) force=true; shift ;;
+    --report-only) parts=report; shift ;;
+    --list-jobs) mode=list; shift ;;
+    --job) needs_value "$@"; mode=job; job=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "reproduction.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+IFS=, read -ra part_list <<<"$parts"
+for p in "${part_list[@]}"; do
+  case $p in profiles|simulate|measured|dp|accuracy|report) ;; *)
+    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, dp, accuracy, report" >&2
+    exit 2 ;;
+  esac
+done
+wants() { [[ ",$parts," == *",$1,"* ]]; }
+
+cmlbed=${CMLBED:-build/cmlbed}
+mpiexec=${MPIEXEC:-mpirun}
+python=${PYTHON:-/usr/bin/python3}
+read -ra nice_cmd <<<"${NICE-nice -n 5}"
+grid_config=configs/reproduction/grid.ini
+accuracy_config=configs/reproduction/accuracy.ini
+read -ra networks <<<"${NETWORKS:-vgg5 vgg11 vgg16 resnet18 mobilenetv3-small mobilenetv3-large}"
+read -ra rates <<<"${RATES:-5 10 25 50 100}"
+methods=(fl sfl pipar)
+measured_default="vgg5:5,10,25,50,100 mobilenetv3-small:5,100"
+read -ra accuracy_networks <<<"${ACCURACY_NETWORKS:-vgg5 mobilenetv3-small}"
+read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
+accuracy_rounds=${ACCURACY_ROUNDS:-20}
+dp_repeats=${DP_REPEATS:-2}
+grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
+# DP settings of the report (docs/privacy.md): the split methods clip each sample's
+# activation to L2 norm 5 and add N(0, (0.5 x 5)^2); fl (DP-FedAvg) clips each update to 1
+# and adds N(0, (0.3 x 1 / devices)^2) to the average. As tests/privacy_job.sh uses them.
+dp_split=(--privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5)
+dp_fl=(--privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.3)
+# The accuracy runs' DP: at the settings above the noise's norm is 40x the clipped
+# activation's (0.5 x sqrt(6272 elements) for VGG-5 split 2) and every method stays at
+# chance (measured: pipar 0.097-0.127 after 6 rounds), so they use noise about as large
+# as the signal: sigma 0.01 for the split methods (0.8x for VGG-5 split 2, 0.3x for
+# MobileNetV3-Small), 0.005 for fl (noise norm 0.005 x sqrt(weights) / 3 devices = 1.1x
+# the clip for VGG-5's 458,730 weights, 2.1x for MobileNetV3-Small's 1,527,818 on 28x28).
+# Their epsilon is recorded and is far too large to protect anything.
+dp_acc_split=(--privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.01)
+dp_acc_fl=(--privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.005)
+if $quick; then
+  # The ctest: one network, one rate, 2 devices, 1 round of 2 mini-batches, no DP part
+  # unless asked for (--only), so that it ends within a minute.
+  read -ra networks <<<"${NETWORKS:-vgg5}"
+  read -ra rates <<<"${RATES:-100}"
+  [[ $parts == profiles,simulate,measured,dp,report ]] && parts=profiles,simulate,measured,report
+  measured_default="vgg5:100"
+  grid_ranks=3 profile_args=(--repeats 1 --warmup 0)
+  grid_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.synthetic_train=200 --data.synthetic_test=20)
+  dp_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
+  accuracy_extra=()
+fi
+$full && measured_default=$(for n in "${networks[@]}"; do printf '%s:%s ' "$n" "$(IFS=,; echo "${rates[*]}")"; done)
+read -ra measured_cells <<<"${MEASURED:-$measured_default}"
+
+
+# provenance FILE START SECONDS STATUS COMMAND...: FILE.run.json says what produced FILE, when,
+# where and under what load; the report quotes it beside every number.
+provenance() {
+  local file=$1 start=$2 seconds=$3 status=$4
+  shift 4
+  "$python" - "$file.run.json" "$start" "$seconds" "$status" "$(hostname)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$(nproc)" "$("$cmlbed" --version 2>/dev/null | head -1)" "$@" <<'PY'
+import json, sys
+out, start, seconds, status, host, load, cores, version, *command = sys.argv[1:]
+json.dump({"command": command, "started": start, "seconds": float(seconds), "status": int(status),
+           "host": host, "load_after": load, "cores": int(cores), "cmlbed": version},
+          open(out, "w"), indent=1)
+PY
+}
+done_already() { ! $force && [[ -s $1 && -s $1.run.json ]] && grep -q '"status": 0' "$1.run.json"; }
+
+# record FILE LOG COMMAND...: runs the command (niced), its output in LOG, and writes
+# FILE.run.json; a failure is reported and recorded, and the script goes on.
+failures=0
+record() {
+  local file=$1 log=$2
+  shift 2
+  local start status=0 t0 t1
+  start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  t0=$(date +%s.%N)
+  "${nice_cmd[@]}" "$@" >"$log" 2>&1 || status=$?
+  t1=$(date +%s.%N)
+  provenance "$file" "$start" "$(echo "$t1 - $t0" | bc)" "$status" "$@"
+  if ((status != 0)); then
+    failures=$((failures + 1))
+    echo "reproduction.sh: FAILED ($status): $* (log: $log)" >&2
+    tail -5 "$log" >&2
+  fi
+  return 0
+}
+
+profile_of() { echo "$results/profiles/$1.json"; }
+run_profiles() {
+  local net
+  for net in "${networks[@]}"; do
+    local out
+    out=$(profile_of "$net")
+    done_already "$out" && continue
+    echo "profile: $net"
+    record "$out" "$results/profiles/$net.log" "$mpiexec" --oversubscribe -np 2 "$cmlbed" profile \
+      --config "$grid_config" --model.name="$net" "${grid_extra[@]}" -o "$out" "${profile_args[@]}"
+  done
+}
+
+# cell_args NET RATE: the overrides of one grid cell (downlink = 2.5 x uplink).
+cell_args() {
+  local down
+  down=$(echo "$2 * 2.5" | bc | sed 's/\.0*$//; s/\(\.[0-9]*[1-9]\)0*$/\1/')
+  echo "--model.name=$1 --network.uplink_rate=${2}mbit --network.downlink_rate=${down}mbit"
+}
+
+# simulate_one NAME METHOD PROFILE CELL_ARGS... -- CHOICE...: `cmlbed simulate` of one
+# grid cell into simulated/NAME.h5 (skipped when done).
+simulate_one() {
+  local name=$1 method=$2 profile=$3
+  shift 3
+  local args=()
+  while [[ $1 != -- ]]; do args+=("$1"); shift; done
+  shift
+  local out=$results/simulated/$name.h5
+  done_already "$out" && return 0
+  echo "simulate: $name $*"
+  record "$out" "$results/simulated/$name.log" "$cmlbed" simulate --config "$grid_config" \
+    --profile "$profile" --devices $((grid_ranks - 1)) --experiment.method=$method "${args[@]}" \
+    "${grid_extra[@]}" "$@" --output.file="$out" --output.overwrite=true
+}
+
+run_simulate() {
+  local net rate method
+  for net in "${networks[@]}"; do
+    local profile
+    profile=$(profile_of "$net")
+    [[ -s $profile ]] || { echo "simulate: $net skipped: no profile ($profile)" >&2; continue; }
+    for rate in "${rates[@]}"; do
+      read -ra cell <<<"$(cell_args "$net" "$rate")"
+      for method in "${methods[@]}"; do
+        local name=$net-${rate}mbit-$method
+        if [[ $method == fl ]]; then
+          simulate_one "$name" fl "$profile" "${cell[@]}" --
+          continue
+        fi
+        # The planner's choice (the one `auto` makes in a run), then simulate it.
+        local plan=$results/simulated/$name.plan.txt auto=(--model.split=auto) chosen
+        [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+        if $force || ! grep -q "^chosen: split" "$plan" 2>/dev/null; then
+          "$cmlbed" plan --config "$grid_config" --profile "$profile" --devices $((grid_ranks - 1)) \
+            --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" >"$plan" 2>&1 ||
+            { echo "plan failed: $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
+        fi
+        chosen=$(sed -n 's/^chosen: split \([0-9]*\), \([0-9]*\) micro-batch.*/\1 \2/p' "$plan")
+        [[ -n $chosen ]] || { echo "plan: no choice for $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
+        local choice=(--model.split="${chosen% *}")
+        [[ $method == pipar ]] && choice+=(--pipar.micro_batches="${chosen#* }")
+        simulate_one "$name" $method "$profile" "${cell[@]}" -- "${choice[@]}"
+        # Split 0 sends the raw samples to the server, which split learning exists to
+        # avoid: for pipar, also the fastest candidate with at least one layer on the
+        # device, from the same plan table (P, m, round s, ...), as NAME-p1.h5.
+        [[ $method == pipar && ${chosen% *} == 0 ]] || continue
+        local p1
+        p1=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $1 >= 1 && (best == "" || $3 + 0 < best + 0) {
+                    best = $3; choice = $1 " " $2 } END { print choice }' "$plan")
+        [[ -n $p1 ]] || continue
+        simulate_one "$name-p1" pipar "$profile" "${cell[@]}" -- \
+          --model.split="${p1% *}" --pipar.micro_batches="${p1#* }"
+      done
+    done
+  done
+}
+
+# ini_value FILE SECTION KEY: a value of an INI file ("" if absent).
+ini_value() {
+  awk -v section="[$2]" -v key="$3" '
+    /^[[:space:]]*[#;]/ { next }
+    /^[[:space:]]*\[/ { gsub(/[[:space:]]/, ""); in_section = ($0 == section); next }
+    in_section && index($0, "=") {
+      k = substr($0, 1, index($0, "=") - 1); v = substr($0, index($0, "=") + 1)
+      gsub(/^[[:space:]]+|[[:space:]]+$/, "", k); gsub(/^[[:space:]]+|[[:space:]]+$/, "", v)
+      if (k == key) value = v
+    }
+    END { print value }' "$1"
+}
+
+run_measured_cell() {  # NET RATE
+  local net=$1 rate=$2 method profile
+  profile=$(profile_of "$net")
+  read -ra cell <<<"$(cell_args "$net" "$rate")"
+  for method in "${methods[@]}"; do
+    local name=$net-${rate}mbit-$method out auto=()
+    out=$results/measured/$name.h5
+    done_already "$out" && continue
+    if [[ -s $profile ]]; then
+      [[ $method != fl ]] && auto=(--model.split=auto --plan.profile="$profile")
+      [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+    else
+      # No profile (cmlbed profile fails on this network, or it was not run): no `auto`
+      # either (it would profile), so the split and micro-batch count of the network's
+      # config in configs/pipar-networks/, which the report marks as fixed.
+      local fixed=configs/pipar-networks/$net.ini
+      [[ -f $fixed ]] || { echo "measured: $net skipped: no profile and no $fixed" >&2; return 0; }
+      auto=(--model.split="$(ini_value "$fixed" model split)")
+      [[ $method == pipar ]] && auto+=(--pipar.micro_batches="$(ini_value "$fixed" pipar micro_batches)")
+    fi
+    echo "measured: $name"
+    record "$out" "$results/measured/$name.log" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
+      --config "$grid_config" --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" \
+      --output.file="$out" --output.overwrite=true
+  done
+}
+run_measured() {
+  local spec
+  for spec in "${measured_cells[@]}"; do
+    local net=${spec%%:*} rate
+    IFS=, read -ra cell_rates <<<"${spec#*:}"
+    for rate in "${cell_rates[@]}"; do run_measured_cell "$net" "$rate"; done
+  done
+}
+
+# The main job with DP off and on, DP_REPEATS times (default 2): its devices are paced
+# by devices.slowdown, so a round follows this machine's load (one pass here gave FL
+# rounds of 11.0 s with DP off and 6.5 s with DP on, the load moving in between); later
+# passes run the methods and DP settings in reverse order, and the report takes medians.
+run_dp() {
+  local method dp repeat
+  for ((repeat = 1; repeat <= dp_repeats; repeat++)); do
+    local order=() suffix=""
+    ((repeat > 1)) && suffix=-r$repeat
+    for method in "${methods[@]}"; do for dp in off on; do order+=("$method $dp"); done; done
+    ((repeat % 2 == 0)) && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
+    local pair
+    for pair in "${order[@]}"; do
+      method=${pair% *} dp=${pair#* }
+      local out=$results/dp/main-$method-dp$dp$suffix.h5 privacy=()
+      done_already "$out" && continue
+      if [[ $dp == on ]]; then
+        if [[ $method == fl ]]; then privacy=("${dp_fl[@]}"); else privacy=("${dp_split[@]}"); fi
+      fi
+      echo "dp: main job, $method, DP $dp, pass $repeat"
+      record "$out" "$results/dp/main-$method-dp$dp$suffix.log" "$mpiexec" --oversubscribe -np 4 "$cmlbed" run \
+        --config configs/quickstart/$method.ini --output.checkpoint=0 "${dp_extra[@]}" "${privacy[@]}" \
+        --output.file="$out" --output.overwrite=true
+    done
+  done
+}
+
+run_accuracy_one() {  # DATASET NET
+  local dataset=$1 net=$2 method dp data=()
+  [[ $dataset == fashion-mnist ]] && data=(--data.dataset=fashion-mnist)
+  [[ $dataset == synthetic ]] && data=(--data.dataset=synthetic --data.synthetic_shape=3x32x32)
+  for method in "${methods[@]}"; do
+    for dp in off on; do
+      local out=$results/accuracy/$dataset-$net-$method-dp$dp.h5 privacy=()
+      done_already "$out" && continue
+      if [[ $dp == on ]]; then
+        if [[ $method == fl ]]; then privacy=("${dp_acc_fl[@]}"); else privacy=("${dp_acc_split[@]}"); fi
+      fi
+      echo "accuracy: $dataset, $net, $method, DP $dp"
+      record "$out" "$results/accuracy/$dataset-$net-$method-dp$dp.log" "$mpiexec" --oversubscribe -np 4 \
+        "$cmlbed" run --config "$accuracy_config" --experiment.method=$method --model.name="$net" \
+        --experiment.rounds="$accuracy_rounds" "${data[@]}" "${accuracy_extra[@]}" "${privacy[@]}" \
+        --output.file="$out" --output.overwrite=true
+    done
+  done
+}
+run_accuracy() {
+  local dataset net
+  for dataset in "${accuracy_datasets[@]}"; do
+    for net in "${accuracy_networks[@]}"; do run_accuracy_one "$dataset" "$net"; done
+  done
+}
+
+run_report() {
+  local mode_text=default
+  $quick && mode_text=quick
+  $full && mode_text=full
+  mkdir -p "$(dirname "$doc")" "$images"
+  "$python" scripts/reproduction_report.py --results "$results" --doc "$doc" --images "$images" \
+    --mode "$mode_text" --grid-config "$grid_config" --accuracy-config "$accuracy_config" \
+    --networks "${networks[*]}" --rates "${rates[*]}" --measured "${measured_cells[*]}" \
+    --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \
+    --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
+    --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
+    --cmlbed "$cmlbed"
+}
+
+# The heavy parts as independent jobs (one Slurm array element each): the measured cells
+# of every network but the default ones, and each accuracy (dataset, network).
+default_cell() {  # NET RATE: is it among the default measured cells?
+  local spec r
+  for spec in $measured_default; do
+    [[ ${spec%%:*} == "$1" ]] || continue
+    IFS=, read -ra spec_rates <<<"${spec#*:}"
+    for r in "${spec_rates[@]}"; do [[ $r == "$2" ]] && return 0; done
+  done
+  return 1
+}
+list_jobs() {
+  local net rate dataset
+  for net in "${networks[@]}"; do
+    for rate in "${rates[@]}"; do
+      default_cell "$net" "$rate" && continue
+      echo "measured $net $rate"
+    done
+  done
+  for dataset in "${accuracy_datasets[@]}"; do
+    for net in "${accuracy_networks[@]}"; do echo "accuracy $dataset $net"; done
+  done
+}
+
+[[ $mode == list ]] && { list_jobs; exit 0; }
+[[ -x $cmlbed ]] || { echo "reproduction.sh: no cmlbed binary at $cmlbed (build it, or set CMLBED)" >&2; exit 2; }
+mkdir -p "$results"/{profiles,simulated,measured,dp,accuracy}
+case $mode in
+  job)
+    read -ra words <<<"$job"
+    case ${words[0]:-} in
+      # Profile first unless done or tried (a failed profile is recorded and not retried
+      # here: the cell is then measured at its config's fixed split).
+      measured) [[ -s $(profile_of "${words[1]}") || -s $(profile_of "${words[1]}").run.json ]] ||
+                  { networks=("${words[1]}"); run_profiles; }
+                run_measured_cell "${words[1]}" "${words[2]}" ;;
+      accuracy) run_accuracy_one "${words[1]}" "${words[2]}" ;;
+      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE' or 'accuracy DATASET NET'" >&2; exit 2 ;;
+    esac
+    exit $((failures > 0)) ;;
+esac
+
+main() {
+  local t_start
+  t_start=$(date +%s)
+  wants profiles && run_profiles
+  wants simulate && run_simulate
+  wants measured && run_measured
+  wants dp && run_dp
+  wants accuracy && run_accuracy
+  if wants report; then run_report || failures=$((failures + 1)); fi
+  echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s)$(wants report && echo "; report: $doc")"
+  return $((failures > 0))
+}
+# One line, so that bash has read all of this file before any run starts: editing the
+# script while a long run of it goes on cannot change what that run executes next.
+main; exit $?

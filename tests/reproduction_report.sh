@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# scripts/reproduction.sh --quick on tiny settings (VGG-5, one uplink rate, 2 devices,
+# one round of 2 mini-batches): the profile, the simulated and the measured cell, and
+# the report, which must hold every section, the measured and the simulated cell, a
+# measured-vs-simulated error, the parts not run marked pending with their command, the
+# provenance of each run, and its pictures. A second call with --report-only reruns
+# nothing (every run is recorded as done).
+# Usage: reproduction_report.sh CMLBED SOURCE_DIR PYTHON
+set -u
+cmlbed=$1 source_dir=$2 python=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
+cd "$source_dir" || exit 1
+export CMLBED=$cmlbed PYTHON=$python NICE=""
+args=(--quick --results "$work/results" --doc "$work/doc/reproduction.md" --images "$work/doc/images")
+bash scripts/reproduction.sh "${args[@]}" >"$work/out" 2>&1 || { cat "$work/out"; fail "reproduction.sh --quick failed"; }
+doc=$work/doc/reproduction.md
+[[ -s $doc ]] || { cat "$work/out"; fail "no report written"; echo "reproduction_report: $failures failure(s)"; exit 1; }
+for section in "# Reproduction report" "## Summary" "## 1. PiPar grid" "### The grid" \
+               "### Maxima over the grid, against the paper" "### Where the gain is large, and why" \
+               "### Measured against simulated" "## 2. Differential privacy" "## 3. Accuracy" \
+               "## 4. AdaSplit" "## Provenance"; do
+  grep -qF -- "$section" "$doc" || fail "section '$section' missing"
+done
+grep -q "^| vgg5 | 100 mbit | measured |" "$doc" || fail "the measured cell is not in the grid table"
+grep -q "^| vgg5 | 100 mbit | pipar | P [0-9]*, m [0-9]* |" "$doc" || fail "no measured-vs-simulated row for pipar"
+grep -q "largest speedup of the round time vs FL \*\*[0-9.]*x\*\*" "$doc" || fail "no headline speedup"
+grep -q "Pending: DP on the main job (\`scripts/reproduction.sh --only dp,report\`)" "$doc" || fail "the DP part is not marked pending"
+grep -q "Pending: accuracy" "$doc" || fail "the accuracy part is not marked pending"
+grep -q "34.6x" "$doc" && grep -q "91.6%" "$doc" || fail "the papers' figures are missing"
+grep -q "^| \[1\] | \`profiles/vgg5.json\` | \`mpirun" "$doc" || fail "no provenance of the profile"
+[[ $(grep -c "^| \[[0-9]*\] |" "$doc") -eq 7 ]] || fail "expected 7 runs in the provenance (profile + 3 simulated + 3 measured)"
+for image in grid rounds measured-vs-simulated; do
+  [[ -s $work/doc/images/reproduction-$image.png ]] || fail "picture reproduction-$image.png missing"
+  grep -q "(images/reproduction-$image.png)" "$doc" || fail "reproduction-$image.png not linked"
+done
+# Everything is done: a second pass runs nothing new.
+before=$(find "$work/results" -name '*.run.json' | wc -l)
+bash scripts/reproduction.sh --quick --only profiles,simulate,measured,report --results "$work/results" \
+  --doc "$work/doc/reproduction.md" --images "$work/doc/images" >"$work/out2" 2>&1 ||
+  { cat "$work/out2"; fail "second pass failed"; }
+grep -q "^measured:\|^simulate:\|^profile:" "$work/out2" && fail "the second pass ran again: $(head -3 "$work/out2")"
+[[ $(find "$work/results" -name '*.run.json' | wc -l) -eq $before ]] || fail "the second pass wrote new runs"
+# Bad arguments: exit status 2 and a message.
+bash scripts/reproduction.sh --only nothing >"$work/err" 2>&1
+status=$?
+((status == 2)) && grep -q "unknown part 'nothing'" "$work/err" || { cat "$work/err"; fail "--only nothing: status $status"; }
+bash scripts/reproduction.sh --job "what ever" --results "$work/results" >"$work/err" 2>&1
+status=$?
+((status == 2)) && grep -q "expected 'measured NET RATE'" "$work/err" || { cat "$work/err"; fail "--job: status $status"; }
+[[ $(bash scripts/reproduction.sh --list-jobs | wc -l) -eq 27 ]] || fail "--list-jobs: expected 27 jobs (23 cells + 4 accuracy groups)"
+((failures == 0)) && echo "reproduction_report: ok"
+exit $((failures > 0))
