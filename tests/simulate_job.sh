@@ -161,7 +161,7 @@ for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.meth
   status=$?
   ((status == 2)) && grep -q "${bad#*|}" "$work/err" || { cat "$work/err"; fail "${bad%%|*}: status $status"; }
 done
-"$cmlbed" simulate "${settings[@]}" --experiment.method=adasplit --devices 2 --profile "$work/profile.json" \
+"$cmlbed" simulate "${settings[@]}" --experiment.method=adasplit --adasplit.selected=1 --devices 2 --profile "$work/profile.json" \
   --output.file="$work/adasplit.h5" >/dev/null 2>"$work/err"
 status=$?
 ((status == 2)) && grep -q "cannot be simulated yet" "$work/err" || { cat "$work/err"; fail "adasplit: status $status"; }
