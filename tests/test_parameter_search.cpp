@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/train/parameter_search.hpp"
@@ -94,6 +95,18 @@ TEST(ParameterSearch, KeepsWhatTheUserFixed) {
   const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300}, freedom);
   EXPECT_EQ(result.choices[0].split, 3u);
   EXPECT_EQ(result.choices[2].micro_batches, 2);
+}
+
+TEST(ParameterSearch, MinSplitKeepsLayersOnTheDevices) {
+  std::vector<RawSetting> settings = base_settings();
+  settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
+  settings.push_back({"plan.min_split", "2", "test"});
+  const Config config = Config::resolve(settings, {});
+  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.split, 2u);
+  for (const DeviceChoice& c : result.choices) EXPECT_GE(c.split, 2u);
+  settings.back().value = "99";
+  EXPECT_THROW(search_plan(Config::resolve(settings, {}), server_profile(config), {300, 300, 300}), ConfigError);
 }
 
 TEST(ParameterSearch, SplitFedHasOneMicroBatch) {

@@ -145,6 +145,11 @@ std::vector<OptionSpec> build_table() {
       option("plan.profile", T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
              "(`cmlbed profile`) instead of profiling before round 1"),
+      bounded(option("plan.min_split", T::integer, "0", "layer index",
+                     "with model.split = auto (and in `cmlbed plan`): the smallest split the "
+                     "planner may choose; 1 keeps at least one layer on every device, so raw "
+                     "samples never leave it (split 0 sends them)"),
+              0, 10000),
 
       // [adasplit] (docs/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",

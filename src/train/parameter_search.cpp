@@ -126,8 +126,13 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
   const std::size_t layers = stats.size();
   const std::int64_t batch = config.integer("train.batch_size");
-  std::vector<std::size_t> all_splits(layers + 1);
-  std::iota(all_splits.begin(), all_splits.end(), std::size_t{0});
+  const auto min_split = static_cast<std::size_t>(config.integer("plan.min_split"));
+  if (min_split > layers) {
+    throw ConfigError("plan.min_split = " + std::to_string(min_split) + " is beyond the " + std::to_string(layers) +
+                      " layers of " + config.text("model.name") + "; allowed: 0.." + std::to_string(layers));
+  }
+  std::vector<std::size_t> all_splits(layers + 1 - min_split);
+  std::iota(all_splits.begin(), all_splits.end(), min_split);
   const std::vector<int> all_counts = micro_batch_candidates(batch, model::min_training_batch(stats));
   // Step 1's grid: what some device may choose (else device 1's kept value, a label).
   const std::vector<std::size_t> splits = std::any_of(freedom.begin(), freedom.end(), split_free)

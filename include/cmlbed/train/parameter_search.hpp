@@ -63,7 +63,7 @@ constexpr int kMaxPasses = 3;
 // min_training_batch).
 std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smallest = 1);
 
-// Splits 0..L (L = the model's layers; sfl: m = 1; pipar: every candidate m). A
+// Splits plan.min_split..L (L = the model's layers; sfl: m = 1; pipar: every candidate m). A
 // candidate's round time is the wall time of the simulated second round (the first
 // starts with full token buckets), or of the first when the run has one round. Throws
 // ConfigError for a method with nothing to choose (fl, sl, adasplit, transfer).
