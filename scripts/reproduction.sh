@@ -228,18 +228,7 @@ run_simulate() {
   done
 }
 
-# ini_value FILE SECTION KEY: a value of an INI file ("" if absent).
-ini_value() {
-  awk -v section="[$2]" -v key="$3" '
-    /^[[:space:]]*[#;]/ { next }
-    /^[[:space:]]*\[/ { gsub(/[[:space:]]/, ""); in_section = ($0 == section); next }
-    in_section && index($0, "=") {
-      k = substr($0, 1, index($0, "=") - 1); v = substr($0, index($0, "=") + 1)
-      gsub(/^[[:space:]]+|[[:space:]]+$/, "", k); gsub(/^[[:space:]]+|[[:space:]]+$/, "", v)
-      if (k == key) value = v
-    }
-    END { print value }' "$1"
-}
+source "$root/scripts/ini-value.sh"
 
 run_measured_cell() {  # NET RATE
   local net=$1 rate=$2 method profile

@@ -29,18 +29,7 @@ fail() {
   return 0
 }
 
-# The value of KEY in [SECTION] of an INI file (last one wins, as in cmlbed), or "".
-ini_value() {
-  awk -v section="[$2]" -v key="$3" '
-    /^[[:space:]]*[#;]/ { next }
-    /^[[:space:]]*\[/ { gsub(/[[:space:]]/, ""); in_section = ($0 == section); next }
-    in_section && index($0, "=") {
-      k = substr($0, 1, index($0, "=") - 1); v = substr($0, index($0, "=") + 1)
-      gsub(/^[[:space:]]+|[[:space:]]+$/, "", k); gsub(/^[[:space:]]+|[[:space:]]+$/, "", v)
-      if (k == key) value = v
-    }
-    END { print value }' "$1"
-}
+source "$(dirname "$refusal_probe")/ini-value.sh"
 
 # check_plan CONFIG DEVICES METHOD: the dry run's plan in $work/out shows them.
 check_plan() {
