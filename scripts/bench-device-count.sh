@@ -10,9 +10,9 @@
 #   scripts/bench-device-count.sh [OUT.json] [-- OVERRIDES...]     (DEVICE_COUNTS="3 7 15")
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-out=${1:-results/bench-device-count.json}
-[[ ${1:-} == -- || -z ${1:-} ]] || shift
-[[ ${1:-} == -- ]] && shift
+out=results/bench-device-count.json
+if [[ $# -gt 0 && $1 != -- ]]; then out=$1; shift; fi
+if [[ ${1:-} == -- ]]; then shift; fi
 cd "$root"
 source scripts/mpi-env.sh
 cmlbed=${CMLBED_BIN:-build/cmlbed}

@@ -56,11 +56,11 @@ void validate_model(const Config& config, int devices) {
                               first_needing() + " normalises a 1x1 feature map and needs at least " +
                               std::to_string(least) + " samples per batch to train");
   for (int device = 0; device <= devices && config.text("experiment.method") == "pipar"; ++device) {
-    const std::string m = config.text("pipar.micro_batches", device);
-    if (m == "auto") continue;
-    require(batch / std::stoll(m) >= least,
+    // (auto never reaches validation: the planner's placeholders stand in for it.)
+    const std::int64_t smallest = batch / config.integer("pipar.micro_batches", device);
+    require(smallest >= least,
             option_value(config, "pipar.micro_batches", device) + " with " + option_value(config, "train.batch_size") +
-                " makes micro-batches of " + std::to_string(batch / std::stoll(m)) + " sample(s); " + options.name +
+                " makes micro-batches of " + std::to_string(smallest) + " sample(s); " + options.name +
                 "'s layer " + first_needing() + " normalises a 1x1 feature map and needs at least " +
                 std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }

@@ -21,8 +21,9 @@ namespace {
 // once (they hold every sample count), and a plan takes each device's from its split.
 class PlanInputs {
  public:
-  PlanInputs(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples)
-      : config_(config), profile_(profile), samples_(samples) {}
+  PlanInputs(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+             const std::vector<model::LayerStats>& stats)
+      : config_(config), profile_(profile), samples_(samples), stats_(stats) {}
 
   plan::SimulationInput of(const std::vector<DeviceChoice>& choices) {
     plan::SimulationInput input = at(choices.front().split);
@@ -37,7 +38,7 @@ class PlanInputs {
   const plan::SimulationInput& at(std::size_t split) {
     auto found = by_split_.find(split);
     if (found == by_split_.end()) {
-      found = by_split_.emplace(split, simulation_input(config_, profile_, samples_, {split, 1})).first;
+      found = by_split_.emplace(split, simulation_input(config_, profile_, samples_, {split, 1}, stats_)).first;
     }
     return found->second;
   }
@@ -45,6 +46,7 @@ class PlanInputs {
   const Config& config_;
   const plan::Profile& profile_;
   const std::vector<std::size_t>& samples_;
+  const std::vector<model::LayerStats>& stats_;
   std::map<std::size_t, plan::SimulationInput> by_split_;
 };
 
@@ -147,7 +149,7 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
     return choices;
   };
 
-  PlanInputs inputs(config, profile, samples);
+  PlanInputs inputs(config, profile, samples, stats);
   PlanResult result;
   const auto predict_plan = [&](const std::vector<DeviceChoice>& choices) {
     ++result.simulations;
@@ -169,7 +171,9 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
       result.candidates.begin());
   const PlanCandidate& best = result.candidates[result.best];
   result.choices = uniform(best.split, best.micro_batches);
-  result.chosen = predict_plan(result.choices);
+  result.chosen = best;  // already simulated; labelled, like every plan, with device 1's choice
+  result.chosen.split = result.choices.front().split;
+  result.chosen.micro_batches = result.choices.front().micro_batches;
 
   if (devices > 1 && devices_differ(config, samples)) {
     for (int pass = 1; pass <= kMaxPasses; ++pass) {

@@ -99,14 +99,14 @@ std::vector<int> measuring_ranks(const Config& config, int rank, MPI_Comm comm) 
   return measured_by;
 }
 
-plan::RankProfile profile_this_rank(const Config& config, int rank, const std::vector<std::int64_t>& sizes,
-                                    const ProfilerSettings& settings) {
+// `stats`: model::layer_stats of the configured model (built once per profiling).
+plan::RankProfile profile_this_rank(const Config& config, const std::vector<model::LayerStats>& stats, int rank,
+                                    const std::vector<std::int64_t>& sizes, const ProfilerSettings& settings) {
   const auto started = std::chrono::steady_clock::now();
   plan::RankProfile profile = rank_settings(config, rank);
   model::set_intra_op_threads(profile.threads);
 
   const TrainingSettings training = training_settings(config);
-  const std::vector<model::LayerStats> stats = model::layer_stats(training.model);
   const ImageShape in = training.model.input;
   std::int64_t total_parameters = 0;
   for (std::size_t i = 0; i < stats.size(); ++i) {
@@ -162,25 +162,25 @@ double interpolated_total(const plan::Profile& profile, const plan::RankProfile&
 
 // Measures a size between two profiled ones on the server and compares it with the
 // interpolation (the profile states its own error).
-plan::InterpolationCheck check_interpolation(const Config& config, const plan::Profile& profile,
-                                             const ProfilerSettings& settings) {
+plan::InterpolationCheck check_interpolation(const Config& config, const std::vector<model::LayerStats>& stats,
+                                             const plan::Profile& profile, const ProfilerSettings& settings) {
   const auto& sizes = profile.batch_sizes;
   const std::int64_t batch = sizes.size() >= 2 ? (sizes[sizes.size() - 2] + sizes.back() + 1) / 2 : sizes.back();
   model::set_intra_op_threads(static_cast<int>(config.integer("train.server_threads")));
-  const plan::RankProfile measured = profile_this_rank(config, 0, {batch}, settings);
+  const plan::RankProfile measured = profile_this_rank(config, stats, 0, {batch}, settings);
   double measured_total = 0;
   for (const plan::LayerProfile& layer : measured.layers) measured_total += layer.forward_s[0] + layer.backward_s[0];
   return {batch, measured_total, interpolated_total(profile, profile.ranks[0], batch)};
 }
 
 // The profile's description of what was measured, without the ranks.
-plan::Profile profile_header(const Config& config, const ProfilerSettings& settings) {
+plan::Profile profile_header(const Config& config, const std::vector<model::LayerStats>& stats,
+                             const ProfilerSettings& settings) {
   plan::Profile profile;
   profile.model = config.text("model.name");
   profile.dataset = config.text("data.dataset");
   profile.optimizer = config.text("train.optimizer");
-  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"),
-                                             model::min_training_batch(model::layer_stats(training_settings(config).model)));
+  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"), model::min_training_batch(stats));
   profile.warmup = settings.warmup;
   profile.repeats = settings.repeats;
   profile.measured_at = now_stamp().iso;
@@ -204,10 +204,11 @@ std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch, std::int64_t 
 
 plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings) {
   const auto started = std::chrono::steady_clock::now();
-  plan::Profile profile = profile_header(config, settings);
-  profile.ranks.push_back(profile_this_rank(config, 0, profile.batch_sizes, settings));
-  profile.ranks.push_back(profile_this_rank(config, 1, profile.batch_sizes, settings));
-  profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
+  plan::Profile profile = profile_header(config, stats, settings);
+  profile.ranks.push_back(profile_this_rank(config, stats, 0, profile.batch_sizes, settings));
+  profile.ranks.push_back(profile_this_rank(config, stats, 1, profile.batch_sizes, settings));
+  profile.interpolation_checks.push_back(check_interpolation(config, stats, profile, settings));
   profile.seconds = seconds_since(started);
   return profile;
 }
@@ -217,7 +218,8 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
   CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
   const auto started = std::chrono::steady_clock::now();
-  plan::Profile profile = profile_header(config, settings);
+  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
+  plan::Profile profile = profile_header(config, stats, settings);
 
   // Ranks that would measure the same thing (same host, same threads: the times are
   // this machine's, not stretched by slowdown or paced) share one measurement; the first
@@ -226,7 +228,7 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
   std::string mine;
   for (int turn = 0; turn < size; ++turn) {
     if (turn == rank && measured_by[static_cast<std::size_t>(rank)] == rank) {
-      mine = plan::to_json(profile_this_rank(config, rank, profile.batch_sizes, settings)).dump();
+      mine = plan::to_json(profile_this_rank(config, stats, rank, profile.batch_sizes, settings)).dump();
     }
     if (measured_by[static_cast<std::size_t>(turn)] == turn) net::barrier_politely(comm);
   }
@@ -255,7 +257,7 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
     json["ranks"] = std::move(ranks);
     profile = plan::profile_from_json(json);
     if (settings.check_interpolation) {
-      profile.interpolation_checks.push_back(check_interpolation(config, profile, settings));
+      profile.interpolation_checks.push_back(check_interpolation(config, stats, profile, settings));
     }
     profile.seconds = seconds_since(started);
     whole = plan::to_json(profile).dump();

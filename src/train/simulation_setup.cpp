@@ -65,6 +65,12 @@ std::vector<std::size_t> device_sample_counts(const Config& config, int devices)
 
 plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
                                        const std::vector<std::size_t>& samples, const PlanOverride& override) {
+  return simulation_input(config, profile, samples, override, model::layer_stats(training_settings(config).model));
+}
+
+plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+                                       const std::vector<std::size_t>& samples, const PlanOverride& override,
+                                       const std::vector<model::LayerStats>& stats) {
   const int devices = static_cast<int>(samples.size());
   const TrainingSettings settings = training_settings(config);
   const std::string method = config.text("experiment.method");
@@ -80,7 +86,6 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     throw ConfigError("simulate: the profile measured batches of up to " + std::to_string(profile.batch_sizes.back()) +
                       " samples; train.batch_size = " + std::to_string(settings.batch_size) + " needs a new profile");
   }
-  const std::vector<model::LayerStats> stats = model::layer_stats(settings.model);
   const std::size_t layers = stats.size();
   for (const plan::RankProfile& rank : profile.ranks) {
     if (rank.layers.size() != layers) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/model/zoo.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 
@@ -28,5 +29,10 @@ struct PlanOverride {
 };
 plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
                                        const std::vector<std::size_t>& samples, const PlanOverride& override = {});
+// The same with the configured model's model::layer_stats given, for a caller that
+// builds many inputs (the planner: building the model is most of the cost).
+plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+                                       const std::vector<std::size_t>& samples, const PlanOverride& override,
+                                       const std::vector<model::LayerStats>& stats);
 
 }  // namespace cmlbed::train
