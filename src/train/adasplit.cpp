@@ -35,6 +35,25 @@ std::uint64_t mask_seed(std::uint64_t seed, int device) {
 
 }  // namespace
 
+double adasplit_device_forward_flops(const model::PartCost& device, double head_forward, std::int64_t n,
+                                     std::int64_t embedding_dim) {
+  return static_cast<double>(n) * (device.forward_per_sample + head_forward) + nt_xent_forward_flops(n, embedding_dim);
+}
+
+double adasplit_device_backward_flops(const model::PartCost& device, double head_forward, std::int64_t n,
+                                      std::int64_t embedding_dim) {
+  return static_cast<double>(n) * (device.backward_per_sample + 2 * head_forward) +
+         2 * nt_xent_forward_flops(n, embedding_dim);
+}
+
+double adasplit_server_forward_flops(const model::PartCost& server, std::int64_t mask_entries, std::int64_t n) {
+  return static_cast<double>(n) * server.forward_per_sample + kMaskForwardFlops * static_cast<double>(mask_entries);
+}
+
+double adasplit_server_backward_flops(const model::PartCost& server, std::int64_t mask_entries, std::int64_t n) {
+  return static_cast<double>(n) * server.backward_per_sample + kMaskBackwardFlops * static_cast<double>(mask_entries);
+}
+
 AdaSplitSettings adasplit_settings(const Config& config) {
   AdaSplitSettings s;
   const auto rounds = static_cast<double>(config.integer("experiment.rounds"));
@@ -113,21 +132,16 @@ void AdaSplit::train_device_round(const RoundContext& context) {
     const torch::Tensor images = images_tensor(data_.own, batches[b]);
     const torch::Tensor labels = labels_tensor(data_.own, batches[b]);
     const std::int64_t n = images.size(0);
-    const auto samples = static_cast<double>(n);
-    const double loss_forward = nt_xent_forward_flops(n, adasplit_.embedding_dim);
     torch::Tensor activation, loss;
     {
       auto stage = compute_stage(context, EventKind::forward, batch, 0,
-                                 samples * (device_cost_.forward_per_sample + head_forward) + loss_forward);
+                                 adasplit_device_forward_flops(device_cost_, head_forward, n, adasplit_.embedding_dim));
       activation = device_part_->forward(images);
       loss = supervised_nt_xent(head_->forward(activation), labels, adasplit_.temperature);
     }
     {
-      // The head computes weight and input gradients (2 x its forward); the device part
-      // what part_cost counts.
       auto stage = compute_stage(context, EventKind::backward, batch, 0,
-                                 samples * (device_cost_.backward_per_sample + 2 * head_forward) +
-                                     2 * loss_forward);
+                                 adasplit_device_backward_flops(device_cost_, head_forward, n, adasplit_.embedding_dim));
       loss.backward();
     }
     {
@@ -186,19 +200,18 @@ double AdaSplit::serve_batch(const RoundContext& context, int device, const net:
   const net::MessageHeader& h = message.header;
   model::WeightMasks& masks = masks_[static_cast<std::size_t>(device - 1)];
   auto [activation, labels] = activation_from(message);
-  const auto samples = static_cast<double>(activation.size(0));
-  const auto mask_entries = static_cast<double>(masks.entries());
+  const std::int64_t n = activation.size(0);
   torch::Tensor cross_entropy, loss;
   {
     auto stage = compute_stage(context, EventKind::forward, h.batch, 0,
-                               samples * server_cost_.forward_per_sample + kMaskForwardFlops * mask_entries);
+                               adasplit_server_forward_flops(server_cost_, masks.entries(), n));
     const auto applied = masks.apply(*server_part_);
     cross_entropy = torch::nn::functional::cross_entropy(server_part_->forward(activation), labels);
     loss = cross_entropy + adasplit_.l1 * masks.l1();
   }
   {
     auto stage = compute_stage(context, EventKind::backward, h.batch, 0,
-                               samples * server_cost_.backward_per_sample + kMaskBackwardFlops * mask_entries);
+                               adasplit_server_backward_flops(server_cost_, masks.entries(), n));
     loss.backward();
   }
   {

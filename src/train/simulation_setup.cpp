@@ -1,11 +1,16 @@
 #include "cmlbed/train/simulation_setup.hpp"
 
+#include <functional>
+#include <map>
+
+#include "adasplit.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/data/partition.hpp"
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "cmlbed/train/orchestrator.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -18,15 +23,15 @@ plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::Ran
                                    std::optional<double> rate) {
   const model::PartCost cost = model::part_cost(stats, first, last, input_needs_gradient);
   plan::SimulatedPart part;
-  part.forward_flops_per_sample = cost.forward_per_sample;
-  part.backward_flops_per_sample = cost.backward_per_sample;
   part.step_flops = step_flops(cost.parameters, settings);
   for (std::int64_t n = 0; n <= settings.batch_size; ++n) {
     const auto samples = static_cast<double>(n);
+    part.forward_flops.push_back(samples * cost.forward_per_sample);
+    part.backward_flops.push_back(samples * cost.backward_per_sample);
     double forward = 0, backward = 0;
     if (rate) {
-      forward = samples * cost.forward_per_sample / *rate;
-      backward = samples * cost.backward_per_sample / *rate;
+      forward = part.forward_flops.back() / *rate;
+      backward = part.backward_flops.back() / *rate;
     } else {
       for (std::size_t l = first; l < last; ++l) {
         forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, samples);
@@ -44,6 +49,81 @@ plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::Ran
     for (std::size_t l = first; l < last; ++l) part.step_s += rank.layers[l].step_s * stretch;
   }
   return part;
+}
+
+// Work the profile does not time (adasplit's projection head, contrastive loss and
+// masks) added to a part: extra FLOPs forward / backward at n samples and in the step. Paced,
+// it lasts its FLOPs / rate; timed, it takes the part's own seconds per FLOP at n samples
+// (an estimate: the head and loss are small dense layers, the masks elementwise work).
+void add_untimed_work(plan::SimulatedPart& part, const std::function<double(std::int64_t)>& forward_flops,
+                      const std::function<double(std::int64_t)>& backward_flops, double step_flops,
+                      std::optional<double> rate) {
+  const auto seconds_per_flop = [](double seconds, double flops) { return flops > 0 ? seconds / flops : 0.0; };
+  const double step_rate = rate ? 1 / *rate : seconds_per_flop(part.step_s, part.step_flops);
+  for (std::size_t n = 0; n < part.forward_s.size(); ++n) {
+    const auto samples = static_cast<std::int64_t>(n);
+    const double forward = rate ? 1 / *rate : seconds_per_flop(part.forward_s[n], part.forward_flops[n]);
+    const double backward = rate ? 1 / *rate : seconds_per_flop(part.backward_s[n], part.backward_flops[n]);
+    const double extra_forward = forward_flops(samples) - part.forward_flops[n];
+    const double extra_backward = backward_flops(samples) - part.backward_flops[n];
+    part.forward_flops[n] += extra_forward;
+    part.backward_flops[n] += extra_backward;
+    part.forward_s[n] += extra_forward * forward;
+    part.backward_s[n] += extra_backward * backward;
+  }
+  part.step_s += (step_flops - part.step_flops) * step_rate;
+  part.step_flops = step_flops;
+}
+
+// adasplit: each device's part with its projection head and contrastive loss, the
+// server's with its masks, and the orchestrator's picks. The picks come from the run's
+// own orchestrator (same policy and seed): exact for `random` and `all`; for `ucb`, which
+// follows the losses of the server's training, every picked device is recorded with the
+// same loss (this simulator knows no losses), so its picks rotate through the devices.
+void add_adasplit(plan::SimulationInput& input, const Config& config, const TrainingSettings& settings,
+                  const std::vector<model::LayerStats>& stats, std::size_t split) {
+  const AdaSplitSettings ada = adasplit_settings(config);
+  const std::size_t layers = stats.size();
+  if (split < 1 || split >= layers) {
+    throw ConfigError("simulate: experiment.method = adasplit needs a device part and a server part: model.split = " +
+                      std::to_string(split) + ", allowed 1.." + std::to_string(layers - 1));
+  }
+  const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
+  const model::PartCost server_cost = model::part_cost(stats, split, layers, false);
+  const ProjectionHead head(stats[split - 1].output_shape, ada.head_channels, ada.embedding_dim, settings.seed);
+  model::ModelPart server_part(settings.model, split, layers, settings.seed);
+  const std::int64_t entries = model::WeightMasks(server_part, settings.seed).entries();
+  const double head_forward = head.forward_flops_per_sample();
+  const int devices = static_cast<int>(input.devices.size());
+  for (int d = 1; d <= devices; ++d) {
+    plan::SimulatedDevice& device = input.devices[static_cast<std::size_t>(d - 1)];
+    const std::optional<double> rate = config.compute_rate_flops("devices.flops", d);
+    add_untimed_work(
+        device.part, [&](std::int64_t n) { return adasplit_device_forward_flops(device_cost, head_forward, n, ada.embedding_dim); },
+        [&](std::int64_t n) { return adasplit_device_backward_flops(device_cost, head_forward, n, ada.embedding_dim); },
+        step_flops(device_cost.parameters + head.parameter_count(), settings), rate);
+    add_untimed_work(
+        device.server, [&](std::int64_t n) { return adasplit_server_forward_flops(server_cost, entries, n); },
+        [&](std::int64_t n) { return adasplit_server_backward_flops(server_cost, entries, n); },
+        step_flops(server_cost.parameters + entries, settings), std::nullopt);
+  }
+  input.adasplit.local_rounds = ada.local_rounds;
+  Orchestrator orchestrator(ada.policy, devices, ada.selected, ada.discount, settings.seed);
+  std::int64_t iterations = 0;
+  for (const auto& device : input.devices) iterations = std::max(iterations, device.batches);
+  for (int round = ada.local_rounds; round < settings.rounds; ++round) {
+    auto& picks = input.adasplit.chosen.emplace_back();
+    for (std::int64_t b = 0; b < iterations; ++b) {
+      std::vector<int> eligible;
+      for (int d = 1; d <= devices; ++d) {
+        if (b < input.devices[static_cast<std::size_t>(d - 1)].batches) eligible.push_back(d);
+      }
+      picks.push_back(orchestrator.select(eligible));
+      std::map<int, double> losses;
+      for (int d : picks.back()) losses[d] = 1.0;
+      orchestrator.record(losses);
+    }
+  }
 }
 
 const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
@@ -74,9 +154,10 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   const int devices = static_cast<int>(samples.size());
   const TrainingSettings settings = training_settings(config);
   const std::string method = config.text("experiment.method");
-  if (method != "fl" && method != "sl" && method != "sfl" && method != "pipar") {
+  const bool adasplit = method == "adasplit";
+  if (method != "fl" && method != "sl" && method != "sfl" && method != "pipar" && !adasplit) {
     throw ConfigError("simulate: experiment.method = " + method +
-                      " cannot be simulated yet (fl, sl, sfl and pipar can)");
+                      " cannot be simulated (fl, sl, sfl, pipar and adasplit can)");
   }
   if (profile.model != config.text("model.name")) {
     throw ConfigError("simulate: the profile is of model " + profile.model + ", the configuration's is " +
@@ -118,11 +199,12 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
     device.part_parameters = model::part_cost(stats, 0, split, false).parameters;
-    if (method != "fl") {
-      device.server = simulated_part(profile, server, stats, split, layers, true, settings, 1.0, std::nullopt);
+    if (method != "fl") {  // adasplit sends no gradient back: its server part's input needs none
+      device.server = simulated_part(profile, server, stats, split, layers, !adasplit, settings, 1.0, std::nullopt);
     }
     input.devices.push_back(std::move(device));
   }
+  if (adasplit) add_adasplit(input, config, settings, stats, static_cast<std::size_t>(config.integer("model.split")));
   return input;
 }
 

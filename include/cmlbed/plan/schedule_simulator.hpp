@@ -1,6 +1,7 @@
 #pragma once
-// The schedule simulator: the rounds of fl, sl, sfl and pipar as the runtime runs them
-// (src/train/federated_averaging.cpp, split_learning.cpp), on a virtual clock, with the
+// The schedule simulator: the rounds of fl, sl, sfl, pipar and adasplit as the runtime
+// runs them (src/train/federated_averaging.cpp, split_learning.cpp, adasplit.cpp), on a
+// virtual clock, with the
 // devices' links modelled by the runtime's own net::Link (token bucket, delay, traces,
 // the transport's chunking), and the stages' lengths from a profile. It emits the
 // timeline events the runtime records, so a simulated run becomes an ordinary results
@@ -18,14 +19,16 @@
 
 namespace cmlbed::plan {
 
-// Seconds of one compute stage at n samples (index n = 0 .. batch size).
+// Seconds (or FLOPs) of one compute stage at n samples (index n = 0 .. batch size).
 using SecondsBySamples = std::vector<double>;
+using FlopsBySamples = std::vector<double>;
 
 // One part of the model on one side: its stage lengths and the FLOPs they count.
 struct SimulatedPart {
   SecondsBySamples forward_s, backward_s;
   double step_s = 0;
-  double forward_flops_per_sample = 0, backward_flops_per_sample = 0, step_flops = 0;
+  FlopsBySamples forward_flops, backward_flops;
+  double step_flops = 0;
 };
 
 struct SimulatedDevice {
@@ -39,14 +42,28 @@ struct SimulatedDevice {
   std::int64_t part_parameters = 0;              // what it uploads for averaging
 };
 
+// adasplit: rounds before `local_rounds` are local (the devices train alone, nothing is
+// sent); in the others, for each mini-batch index b the server tells every device that
+// has one whether it was chosen (`control_bytes` each, sent when the server is done with
+// b - 1), a device waits for that word after its step, a chosen one uploads its
+// activation, and the server trains on the uploads of b one by one, in device order.
+// chosen[r - local_rounds][b]: the devices chosen for mini-batch b of round r, ascending
+// (the orchestrator's picks, decided by the caller: they depend on its policy).
+struct AdaSplitSchedule {
+  int local_rounds = 0;
+  std::vector<std::vector<std::vector<int>>> chosen;
+  std::int64_t control_bytes = 1;
+};
+
 struct SimulationInput {
-  std::string method;  // fl, sl, sfl, pipar
+  std::string method;  // fl, sl, sfl, pipar, adasplit
   std::int64_t batch_size = 32;
   int rounds = 1;
   int aggregate_every = 1;
   std::int64_t model_parameters = 0;     // the whole model (averaged on the server)
   double aggregate_s_per_parameter = 0;  // per model copy averaged
   std::vector<SimulatedDevice> devices;  // index d-1 = device rank d
+  AdaSplitSchedule adasplit;             // adasplit only
 };
 
 struct SimulatedRound {

@@ -1,0 +1,94 @@
+#include "round_recorder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "cmlbed/net/message.hpp"
+
+namespace cmlbed::plan {
+namespace {
+
+// What one message does on a link, booked as the transport's outbox books it: its
+// header, then its payload in chunks of the link's largest chunk, all offered at once.
+struct Booking {
+  std::int64_t first_arrival_ns;
+  std::int64_t arrival_ns;
+};
+
+Booking book(net::Link& link, std::int64_t bytes, std::int64_t now_ns) {
+  net::Link::Slot slot = link.schedule(sizeof(net::MessageHeader), now_ns);
+  const std::int64_t first = slot.arrival_ns;
+  const auto chunk = static_cast<std::int64_t>(link.max_chunk_bytes());
+  for (std::int64_t offset = 0; offset < bytes; offset += chunk) {
+    slot = link.schedule(static_cast<std::uint64_t>(std::min(chunk, bytes - offset)), now_ns);
+  }
+  return {first, slot.arrival_ns};
+}
+
+}  // namespace
+
+std::int64_t seconds_to_ns(double seconds) { return static_cast<std::int64_t>(std::llround(seconds * 1e9)); }
+
+double at(const std::vector<double>& values, std::int64_t n) {
+  if (n < 0 || static_cast<std::size_t>(n) >= values.size()) {
+    throw std::invalid_argument("simulate: no stage length for " + std::to_string(n) + " samples");
+  }
+  return values[static_cast<std::size_t>(n)];
+}
+
+RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices,
+                             int round, std::int64_t start_ns)
+    : uplinks_(uplinks), downlinks_(downlinks) {
+  result_.round = round;
+  result_.start_ns = start_ns;
+  result_.events.resize(static_cast<std::size_t>(devices + 1));
+  result_.flops.assign(static_cast<std::size_t>(devices + 1), 0.0);
+}
+
+std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, double seconds,
+                                    double flops, int batch, int micro) {
+  trace::Event e;
+  e.round = result_.round;
+  e.batch = batch;
+  e.micro_batch = micro;
+  e.lane = trace::Lane::compute;
+  e.kind = kind;
+  e.t_start_ns = start;
+  e.t_end_ns = start + seconds_to_ns(seconds);
+  result_.events[static_cast<std::size_t>(rank)].push_back(e);
+  result_.flops[static_cast<std::size_t>(rank)] += flops;
+  return e.t_end_ns;
+}
+
+std::int64_t RoundRecorder::transfer(int from, int to, trace::MessageType type, std::int64_t bytes,
+                                     std::int64_t now_ns, int batch, int micro) {
+  const bool up = from != 0;
+  const int d = up ? from : to;
+  const Booking booking = book((up ? uplinks_ : downlinks_)[static_cast<std::size_t>(d - 1)], bytes, now_ns);
+  trace::Event e;
+  e.round = result_.round;
+  e.batch = batch;
+  e.micro_batch = micro;
+  e.lane = up ? trace::Lane::uplink : trace::Lane::downlink;
+  e.message = type;
+  e.bytes = bytes;
+  e.kind = trace::EventKind::send;
+  e.peer = to;
+  e.t_start_ns = now_ns;
+  e.t_end_ns = booking.arrival_ns;
+  result_.events[static_cast<std::size_t>(from)].push_back(e);
+  e.kind = trace::EventKind::recv;
+  e.peer = from;
+  e.t_start_ns = booking.first_arrival_ns;
+  result_.events[static_cast<std::size_t>(to)].push_back(e);
+  return booking.arrival_ns;
+}
+
+SimulatedRound RoundRecorder::finish(std::int64_t end_ns) {
+  result_.end_ns = end_ns;
+  return std::move(result_);
+}
+
+}  // namespace cmlbed::plan

@@ -1,0 +1,47 @@
+#pragma once
+// What a simulated round records, for every method's schedule: compute stages and
+// messages as the timeline events the runtime records, each message booked on its
+// device's link (the runtime's net::Link) as the transport's outbox books it.
+#include <cstdint>
+#include <vector>
+
+#include "cmlbed/net/link.hpp"
+#include "cmlbed/plan/schedule_simulator.hpp"
+#include "cmlbed/trace/event.hpp"
+
+namespace cmlbed::plan {
+
+std::int64_t seconds_to_ns(double seconds);
+
+// values[n] (a stage's seconds or FLOPs at n samples); invalid_argument past its end.
+double at(const std::vector<double>& values, std::int64_t n);
+
+class RoundRecorder {
+ public:
+  // uplinks/downlinks[d - 1]: device d's links, which keep their state across rounds.
+  RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices, int round,
+                std::int64_t start_ns);
+
+  int round() const { return result_.round; }
+  std::int64_t start_ns() const { return result_.start_ns; }
+
+  // A compute stage of `rank` from `start`: its event and FLOPs; returns its end.
+  std::int64_t compute(int rank, trace::EventKind kind, std::int64_t start, double seconds, double flops,
+                       int batch = -1, int micro = -1);
+
+  // A message of `bytes` payload bytes from `from` to `to` offered at now_ns, on the
+  // device's uplink or downlink: the sender's send and the receiver's recv event;
+  // returns its arrival.
+  std::int64_t transfer(int from, int to, trace::MessageType type, std::int64_t bytes, std::int64_t now_ns,
+                        int batch = -1, int micro = -1);
+
+  // The round, ended at end_ns.
+  SimulatedRound finish(std::int64_t end_ns);
+
+ private:
+  std::vector<net::Link>& uplinks_;
+  std::vector<net::Link>& downlinks_;
+  SimulatedRound result_;
+};
+
+}  // namespace cmlbed::plan
