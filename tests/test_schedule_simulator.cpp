@@ -1,0 +1,109 @@
+// The schedule simulator's adasplit rounds on a case worked out by hand: stage lengths
+// in whole seconds, unshaped links (the words down take 0.5 s), two devices with two
+// mini-batches each.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cmlbed/plan/schedule_simulator.hpp"
+
+namespace cmlbed::plan {
+namespace {
+
+using trace::Event;
+using trace::EventKind;
+using trace::Lane;
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+SimulatedPart part(double forward_s, double backward_s, double step_s) {
+  SimulatedPart p;
+  p.forward_s = {0, 0, forward_s};  // at 0, 1, 2 samples: the batch has 2
+  p.backward_s = {0, 0, backward_s};
+  p.step_s = step_s;
+  p.forward_flops = {0, 10, 20};
+  p.backward_flops = {0, 20, 40};
+  p.step_flops = 5;
+  return p;
+}
+
+// Devices: 1 s forward, 1 s backward, 1 s step; the server 2 + 2 + 1 s per picked batch.
+SimulationInput adasplit_input(int rounds, int local_rounds, std::vector<std::vector<std::vector<int>>> chosen) {
+  SimulationInput input;
+  input.method = "adasplit";
+  input.batch_size = 2;
+  input.rounds = rounds;
+  input.adasplit.local_rounds = local_rounds;
+  input.adasplit.chosen = std::move(chosen);
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.batches = 2;
+    device.samples = 4;
+    device.downlink.delay_ns = kSecond / 2;
+    device.part = part(1, 1, 1);
+    device.server = part(2, 2, 1);
+    device.activation_bytes_per_sample = 100;
+    input.devices.push_back(device);
+  }
+  return input;
+}
+
+std::vector<Event> of_kind(const std::vector<Event>& events, EventKind kind, Lane lane = Lane::compute) {
+  std::vector<Event> found;
+  std::copy_if(events.begin(), events.end(), std::back_inserter(found),
+               [&](const Event& e) { return e.kind == kind && e.lane == lane; });
+  return found;
+}
+
+TEST(AdaSplitSchedule, DevicesWaitForTheServersWordAndTheServerTakesUploadsInDeviceOrder) {
+  // Mini-batch 0: both devices picked; 1: device 2 only.
+  const auto rounds = simulate(adasplit_input(1, 0, {{{1, 2}, {2}}}));
+  ASSERT_EQ(rounds.size(), 1u);
+  const SimulatedRound& r = rounds[0];
+  // Words for 0 arrive at 0.5; both devices step at 3 and upload. The server trains
+  // device 1's batch 3..8, device 2's 8..13; the words for 1 leave at 13 and arrive at
+  // 13.5, long after the devices stepped (6): they wait. Device 2's upload at 13.5 is
+  // trained 13.5..18.5.
+  EXPECT_EQ(r.end_ns, 18 * kSecond + kSecond / 2);
+  const auto server_forwards = of_kind(r.events[0], EventKind::forward);
+  ASSERT_EQ(server_forwards.size(), 3u);
+  EXPECT_EQ(server_forwards[0].t_start_ns, 3 * kSecond);
+  EXPECT_EQ(server_forwards[1].t_start_ns, 8 * kSecond);
+  EXPECT_EQ(server_forwards[2].t_start_ns, 13 * kSecond + kSecond / 2);
+  EXPECT_EQ(server_forwards[2].batch, 1);
+  for (int d = 1; d <= 2; ++d) {
+    const auto forwards = of_kind(r.events[static_cast<std::size_t>(d)], EventKind::forward);
+    ASSERT_EQ(forwards.size(), 2u);
+    EXPECT_EQ(forwards[1].t_start_ns, 3 * kSecond) << "device " << d << " waited for the word of batch 0 at 0.5 s";
+    const auto words = of_kind(r.events[static_cast<std::size_t>(d)], EventKind::recv, Lane::downlink);
+    ASSERT_EQ(words.size(), 2u);
+    EXPECT_EQ(words[1].t_end_ns, 13 * kSecond + kSecond / 2);
+    EXPECT_EQ(words[1].bytes, 1);
+  }
+  EXPECT_EQ(of_kind(r.events[1], EventKind::send, Lane::uplink).size(), 1u);
+  EXPECT_EQ(of_kind(r.events[2], EventKind::send, Lane::uplink).size(), 2u);
+  EXPECT_EQ(of_kind(r.events[2], EventKind::send, Lane::uplink)[0].bytes, 2 * (100 + 8));  // + int64 labels
+  EXPECT_DOUBLE_EQ(r.flops[0], 3 * (20 + 40 + 5));
+  EXPECT_DOUBLE_EQ(r.flops[1], 2 * (20 + 40 + 5));
+}
+
+TEST(AdaSplitSchedule, LocalRoundsSendNothingAndShiftTheGlobalOnes) {
+  const auto rounds = simulate(adasplit_input(2, 1, {{{1, 2}, {2}}}));
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_EQ(rounds[0].end_ns, 6 * kSecond);  // two batches of 3 s, the devices side by side
+  for (const auto& events : rounds[0].events) {
+    for (const Event& e : events) EXPECT_EQ(e.lane, Lane::compute);
+  }
+  EXPECT_TRUE(rounds[0].events[0].empty()) << "the server idles in a local round";
+  EXPECT_EQ(rounds[1].end_ns, rounds[0].end_ns + 18 * kSecond + kSecond / 2);
+}
+
+TEST(AdaSplitSchedule, RefusesPicksThatDoNotFit) {
+  EXPECT_THROW(simulate(adasplit_input(2, 0, {{{1}, {2}}})), std::invalid_argument);  // round 2 has none
+  EXPECT_THROW(simulate(adasplit_input(1, 0, {{{3}, {2}}})), std::invalid_argument);  // no device 3
+  EXPECT_THROW(simulate(adasplit_input(1, 0, {{{1}}})), std::invalid_argument);       // no picks for batch 1
+}
+
+}  // namespace
+}  // namespace cmlbed::plan
