@@ -66,8 +66,8 @@ SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
       free[static_cast<std::size_t>(d)] = released;
       done[static_cast<std::size_t>(d)] = std::max(done[static_cast<std::size_t>(d)], released);
       if (std::binary_search(chosen.begin(), chosen.end(), d)) {
-        const std::int64_t arrival =
-            record.transfer(d, 0, MessageType::activation, n * (dev(d).activation_bytes_per_sample + 8), released, b, 0);
+        const std::int64_t bytes = n * (dev(d).activation_bytes_per_sample + 8);  // activation + int64 labels
+        const std::int64_t arrival = record.transfer(d, 0, MessageType::activation, bytes, released, b, 0);
         upload[static_cast<std::size_t>(d)] = arrival;
         done[static_cast<std::size_t>(d)] = std::max(done[static_cast<std::size_t>(d)], arrival);
       }

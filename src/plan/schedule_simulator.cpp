@@ -145,10 +145,11 @@ class RoundSimulation {
     for (std::size_t i = 0; i < s.sizes.size(); ++i) {
       const std::int64_t n = s.sizes[i];
       t = record_.compute(d, EventKind::forward, t, at(dev.part.forward_s, n),
-                  at(dev.part.forward_flops, n), s.batch, static_cast<int>(i));
+                          at(dev.part.forward_flops, n), s.batch, static_cast<int>(i));
       const std::int64_t bytes = n * (dev.activation_bytes_per_sample + 8);  // activation + int64 labels
-      push(record_.transfer(d, 0, MessageType::activation, bytes, t, s.batch, static_cast<int>(i)), What::server_activation,
-           d, s.batch, static_cast<int>(i));
+      const std::int64_t arrival =
+          record_.transfer(d, 0, MessageType::activation, bytes, t, s.batch, static_cast<int>(i));
+      push(arrival, What::server_activation, d, s.batch, static_cast<int>(i));
     }
     s.free_ns = t;
   }
@@ -161,12 +162,15 @@ class RoundSimulation {
     const SimulatedDevice& dev = device(job.device);
     const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
     std::int64_t t = record_.compute(0, EventKind::forward, now, at(dev.server.forward_s, n),
-                             at(dev.server.forward_flops, n), job.batch, job.micro);
+                                     at(dev.server.forward_flops, n), job.batch, job.micro);
     t = record_.compute(0, EventKind::backward, t, at(dev.server.backward_s, n), at(dev.server.backward_flops, n),
-                job.batch, job.micro);
-    push(record_.transfer(0, job.device, MessageType::gradient, n * dev.activation_bytes_per_sample, t, job.batch, job.micro),
-         What::device_gradient, job.device, job.batch, job.micro);
-    if (job.micro + 1 == dev.micro_batches) t = record_.compute(0, EventKind::step, t, dev.server.step_s, dev.server.step_flops, job.batch);
+                        job.batch, job.micro);
+    const std::int64_t arrival = record_.transfer(0, job.device, MessageType::gradient,
+                                                  n * dev.activation_bytes_per_sample, t, job.batch, job.micro);
+    push(arrival, What::device_gradient, job.device, job.batch, job.micro);
+    if (job.micro + 1 == dev.micro_batches) {
+      t = record_.compute(0, EventKind::step, t, dev.server.step_s, dev.server.step_flops, job.batch);
+    }
     server_free_ns_ = t;
     push(t, What::server_free, 0);
   }
@@ -181,7 +185,7 @@ class RoundSimulation {
       const std::int64_t n = s.sizes[static_cast<std::size_t>(s.next_backward)];
       const std::int64_t start = std::max(s.free_ns, *s.gradients[static_cast<std::size_t>(s.next_backward)]);
       s.free_ns = record_.compute(p.device, EventKind::backward, start, at(dev.part.backward_s, n),
-                          at(dev.part.backward_flops, n), s.batch, s.next_backward);
+                                  at(dev.part.backward_flops, n), s.batch, s.next_backward);
       ++s.next_backward;
     }
     if (s.next_backward < static_cast<int>(s.sizes.size())) return;

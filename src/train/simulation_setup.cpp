@@ -99,7 +99,8 @@ void add_adasplit(plan::SimulationInput& input, const Config& config, const Trai
     plan::SimulatedDevice& device = input.devices[static_cast<std::size_t>(d - 1)];
     const std::optional<double> rate = config.compute_rate_flops("devices.flops", d);
     add_untimed_work(
-        device.part, [&](std::int64_t n) { return adasplit_device_forward_flops(device_cost, head_forward, n, ada.embedding_dim); },
+        device.part,
+        [&](std::int64_t n) { return adasplit_device_forward_flops(device_cost, head_forward, n, ada.embedding_dim); },
         [&](std::int64_t n) { return adasplit_device_backward_flops(device_cost, head_forward, n, ada.embedding_dim); },
         step_flops(device_cost.parameters + head.parameter_count(), settings), rate);
     add_untimed_work(
