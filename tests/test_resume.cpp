@@ -360,7 +360,10 @@ TEST_F(Resume, RateTracesGoOnWhereTheyWere) {
   const auto after = ResultsFile::read_rounds(path);
   ASSERT_EQ(after.size(), before.size() + 1);
   EXPECT_GT(after.front().wall_s, 1.5);  // the slow start of the trace
-  EXPECT_LT(after.back().wall_s, 0.25 * after.front().wall_s)
+  // The slow rate costs a round about 2.2 s of link time, which the resumed round must not
+  // pay again; their compute is in both (0.6 s a round under AddressSanitizer, where a
+  // ratio of the two rounds failed).
+  EXPECT_LT(after.back().wall_s, after.front().wall_s - 1.5)
       << "the resumed round ran at the trace's first rate again";
 }
 
