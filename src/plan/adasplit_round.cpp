@@ -10,14 +10,15 @@ namespace {
 using trace::EventKind;
 using trace::MessageType;
 
-// Device d's mini-batch b on its own: forward (its part, the projection head and the
-// contrastive loss), backward, step, from `start`; returns the step's end.
-std::int64_t train_batch(RoundRecorder& record, const SimulatedDevice& dev, int d, int b, std::int64_t n,
+// `rank` trains `part` on mini-batch b from `start`: forward, backward, step (on a device:
+// its part, the projection head and the contrastive loss; on the server: the shared part
+// through the device's masks); returns the step's end.
+std::int64_t train_batch(RoundRecorder& record, const SimulatedPart& part, int rank, int b, std::int64_t n,
                          std::int64_t start) {
-  std::int64_t t = record.compute(d, EventKind::forward, start, at(dev.part.forward_s, n),
-                                  at(dev.part.forward_flops, n), b, 0);
-  t = record.compute(d, EventKind::backward, t, at(dev.part.backward_s, n), at(dev.part.backward_flops, n), b, 0);
-  return record.compute(d, EventKind::step, t, dev.part.step_s, dev.part.step_flops, b);
+  std::int64_t t =
+      record.compute(rank, EventKind::forward, start, at(part.forward_s, n), at(part.forward_flops, n), b, 0);
+  t = record.compute(rank, EventKind::backward, t, at(part.backward_s, n), at(part.backward_flops, n), b, 0);
+  return record.compute(rank, EventKind::step, t, part.step_s, part.step_flops, b);
 }
 
 }  // namespace
@@ -35,7 +36,7 @@ SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
   if (global < 0) {  // local phase: the devices alone
     for (int d = 1; d <= devices; ++d) {
       for (int b = 0; b < dev(d).batches; ++b) {
-        free[static_cast<std::size_t>(d)] = train_batch(record, dev(d), d, b, n, free[static_cast<std::size_t>(d)]);
+        free[static_cast<std::size_t>(d)] = train_batch(record, dev(d).part, d, b, n, free[static_cast<std::size_t>(d)]);
       }
       done[static_cast<std::size_t>(d)] = free[static_cast<std::size_t>(d)];
     }
@@ -60,7 +61,7 @@ SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
       if (b >= dev(d).batches) continue;
       const std::int64_t word =
           record.transfer(0, d, MessageType::control, in.adasplit.control_bytes, server, b);
-      const std::int64_t stepped = train_batch(record, dev(d), d, b, n, free[static_cast<std::size_t>(d)]);
+      const std::int64_t stepped = train_batch(record, dev(d).part, d, b, n, free[static_cast<std::size_t>(d)]);
       // The device waits for the word after its step, then uploads (without waiting).
       const std::int64_t released = std::max(stepped, word);
       free[static_cast<std::size_t>(d)] = released;
@@ -77,11 +78,7 @@ SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
         throw std::invalid_argument("simulate: adasplit picked device " + std::to_string(d) + " for mini-batch " +
                                     std::to_string(b) + ", which has none");
       }
-      const SimulatedPart& part = dev(d).server;
-      std::int64_t t = std::max(server, upload[static_cast<std::size_t>(d)]);
-      t = record.compute(0, EventKind::forward, t, at(part.forward_s, n), at(part.forward_flops, n), b, 0);
-      t = record.compute(0, EventKind::backward, t, at(part.backward_s, n), at(part.backward_flops, n), b, 0);
-      server = record.compute(0, EventKind::step, t, part.step_s, part.step_flops, b);
+      server = train_batch(record, dev(d).server, 0, b, n, std::max(server, upload[static_cast<std::size_t>(d)]));
     }
   }
   return record.finish(std::max(server, *std::max_element(done.begin(), done.end())));

@@ -82,12 +82,10 @@ void add_untimed_work(plan::SimulatedPart& part, const std::function<double(std:
 // same loss (this simulator knows no losses), so its picks rotate through the devices.
 void add_adasplit(plan::SimulationInput& input, const Config& config, const TrainingSettings& settings,
                   const std::vector<model::LayerStats>& stats, std::size_t split) {
+  // Validation (setup/validate.cpp) has kept model.split in 1..layers-1, the same for
+  // every device.
   const AdaSplitSettings ada = adasplit_settings(config);
   const std::size_t layers = stats.size();
-  if (split < 1 || split >= layers) {
-    throw ConfigError("simulate: experiment.method = adasplit needs a device part and a server part: model.split = " +
-                      std::to_string(split) + ", allowed 1.." + std::to_string(layers - 1));
-  }
   const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
   const model::PartCost server_cost = model::part_cost(stats, split, layers, false);
   const ProjectionHead head(stats[split - 1].output_shape, ada.head_channels, ada.embedding_dim, settings.seed);
