@@ -119,6 +119,28 @@ TEST_F(Methods, PiparEndsWithSflWeights) {
   }
 }
 
+// train.server_streams: each replica sees its device's micro-batches in the same order
+// on whichever stream serves it, so k streams end with one stream's weights bit for bit
+// (one LibTorch thread each), and count the same FLOPs.
+TEST_F(Methods, ServerStreamsEndWithOneStreamsWeights) {
+  const std::string one = run(4, "streams1", {"--experiment.method=pipar"});
+  const auto weights = trace::ResultsFile::read_model(one, "model");
+  const auto rounds = trace::ResultsFile::read_rounds(one);
+  for (const char* k : {"2", "3"}) {
+    const std::string file =
+        run(4, std::string("streams") + k, {"--experiment.method=pipar", std::string("--train.server_streams=") + k});
+    EXPECT_EQ(trace::ResultsFile::read_model(file, "model"), weights) << k << " streams";
+    const auto streamed = trace::ResultsFile::read_rounds(file);
+    ASSERT_EQ(streamed.size(), rounds.size());
+    for (std::size_t r = 0; r < rounds.size(); ++r) {
+      EXPECT_EQ(streamed[r].flops, rounds[r].flops) << k << " streams, round " << r;
+    }
+  }
+  const auto sfl = trace::ResultsFile::read_model(
+      run(4, "streams_sfl", {"--experiment.method=sfl", "--train.server_streams=2"}), "model");
+  EXPECT_LE(relative_difference(sfl, weights), 1e-5);
+}
+
 TEST_F(Methods, OneDeviceSflAndFlEqualCentralisedTraining) {
   const auto reference = centralised_reference();
   for (const char* method : {"sfl", "fl", "pipar"}) {

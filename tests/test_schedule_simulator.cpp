@@ -107,3 +107,44 @@ TEST(AdaSplitSchedule, RefusesPicksThatDoNotFit) {
 
 }  // namespace
 }  // namespace cmlbed::plan
+
+namespace cmlbed::plan {
+namespace {
+
+// sfl, two devices with one mini-batch of 2 each (forward, backward, step 1 s; the
+// server's part 2 + 2 + 1 s), unshaped links. Both activations arrive at 1 s. One
+// stream serves device 1 in 1-6 s and device 2 in 6-11 s, so device 2 steps at 12 s;
+// two streams serve both in 1-6 s, and every device is done at 7 s.
+TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
+  SimulationInput input;
+  input.method = "sfl";
+  input.batch_size = 2;
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.samples = 2;
+    device.part = part(1, 1, 1);
+    device.server = part(2, 2, 1);
+    device.activation_bytes_per_sample = 100;
+    input.devices.push_back(device);
+  }
+  const auto one = simulate(input);
+  input.server_streams = 2;
+  const auto two = simulate(input);
+  input.server_streams = 5;  // more streams than devices: as many as devices
+  const auto five = simulate(input);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].end_ns, 12 * kSecond);
+  EXPECT_EQ(two[0].end_ns, 7 * kSecond);
+  EXPECT_EQ(five[0].end_ns, 7 * kSecond);
+  const auto forwards_one = of_kind(one[0].events[0], EventKind::forward);
+  const auto forwards_two = of_kind(two[0].events[0], EventKind::forward);
+  ASSERT_EQ(forwards_one.size(), 2u);
+  ASSERT_EQ(forwards_two.size(), 2u);
+  EXPECT_EQ(forwards_one[1].t_start_ns, 6 * kSecond);
+  EXPECT_EQ(forwards_two[0].t_start_ns, kSecond);
+  EXPECT_EQ(forwards_two[1].t_start_ns, kSecond);
+  EXPECT_EQ(one[0].flops, two[0].flops);
+}
+
+}  // namespace
+}  // namespace cmlbed::plan

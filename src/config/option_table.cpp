@@ -133,6 +133,10 @@ std::vector<OptionSpec> build_table() {
       bounded(option("train.server_threads", T::integer, "1", "threads",
                      "LibTorch intra-op threads on the server rank"),
               1, 1024),
+      bounded(option("train.server_streams", T::integer, "1", "streams",
+                     "sfl and pipar: server compute streams serving different devices at once "
+                     "(device d on stream (d-1) mod k), each with server_threads / k threads"),
+              1, 1024),
       bounded(option("train.device_threads", T::integer, "1", "threads",
                      "LibTorch intra-op threads on each device rank"),
               1, 1024),

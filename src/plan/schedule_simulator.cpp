@@ -24,6 +24,10 @@ class RoundSimulation {
         record_(uplinks, downlinks, devices_, round, start_ns) {
     aggregates_ = (round + 1) % input.aggregate_every == 0 || round + 1 == input.rounds;
     state_.resize(static_cast<std::size_t>(devices_));
+    const bool replicas = input.method == "sfl" || input.method == "pipar";
+    const int streams = replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
+    stream_free_ns_.assign(static_cast<std::size_t>(streams), 0);
+    arrived_.resize(static_cast<std::size_t>(streams));
   }
 
   SimulatedRound run() {
@@ -44,7 +48,7 @@ class RoundSimulation {
       events_.pop();
       handle(next);
     }
-    std::int64_t end = std::max(start, server_free_ns_);
+    std::int64_t end = std::max(start, server_free_ns());
     for (const DeviceState& device : state_) end = std::max(end, device.done_ns);
     return record_.finish(end);
   }
@@ -112,9 +116,9 @@ class RoundSimulation {
     switch (p.what) {
       case What::device_start_batch: return start_batch(p.device, p.t);
       case What::server_activation:
-        arrived_.push({p.t, p.seq, p.what, p.device, p.batch, p.micro});
-        return serve(p.t);
-      case What::server_free: return serve(p.t);
+        arrived_[stream_of(p.device)].push({p.t, p.seq, p.what, p.device, p.batch, p.micro});
+        return serve(stream_of(p.device), p.t);
+      case What::server_free: return serve(static_cast<std::size_t>(p.device), p.t);
       case What::device_gradient: return take_gradient(p);
       case What::server_model:
         ++models_;
@@ -122,7 +126,7 @@ class RoundSimulation {
       case What::device_model: state(p.device).done_ns = p.t; return;
       case What::server_handover: return hand_over(p.device, p.t);
       case What::server_return:
-        server_free_ns_ = std::max(server_free_ns_, p.t);
+        stream_free_ns_.front() = std::max(stream_free_ns_.front(), p.t);
         if (p.device < devices_) push(p.t, What::server_handover, p.device + 1);
         return;
     }
@@ -131,7 +135,7 @@ class RoundSimulation {
   // sl: once the server has served the previous device and has its part back, the part
   // goes to device d, which trains when it arrives.
   void hand_over(int d, std::int64_t now) {
-    const std::int64_t start = std::max(now, server_free_ns_);
+    const std::int64_t start = std::max(now, server_free_ns());
     push(record_.transfer(0, d, MessageType::model, device(d).part_parameters * 4, start), What::device_start_batch, d);
   }
 
@@ -154,11 +158,17 @@ class RoundSimulation {
     s.free_ns = t;
   }
 
-  // One compute stream serving micro-batches in arrival order.
-  void serve(std::int64_t now) {
-    if (server_free_ns_ > now || arrived_.empty()) return;
-    const Pending job = arrived_.top();
-    arrived_.pop();
+  // Device d's server stream.
+  std::size_t stream_of(int d) const { return static_cast<std::size_t>(d - 1) % stream_free_ns_.size(); }
+  // When every stream is done.
+  std::int64_t server_free_ns() const { return *std::max_element(stream_free_ns_.begin(), stream_free_ns_.end()); }
+
+  // A server compute stream serving its devices' micro-batches in arrival order.
+  void serve(std::size_t stream, std::int64_t now) {
+    auto& arrived = arrived_[stream];
+    if (stream_free_ns_[stream] > now || arrived.empty()) return;
+    const Pending job = arrived.top();
+    arrived.pop();
     const SimulatedDevice& dev = device(job.device);
     const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
     std::int64_t t = record_.compute(0, EventKind::forward, now, at(dev.server.forward_s, n),
@@ -171,8 +181,8 @@ class RoundSimulation {
     if (job.micro + 1 == dev.micro_batches) {
       t = record_.compute(0, EventKind::step, t, dev.server.step_s, dev.server.step_flops, job.batch);
     }
-    server_free_ns_ = t;
-    push(t, What::server_free, 0);
+    stream_free_ns_[stream] = t;
+    push(t, What::server_free, static_cast<int>(stream));
   }
 
   // Backwards in order as their gradients arrive, then one step for the mini-batch.
@@ -200,10 +210,10 @@ class RoundSimulation {
   // FedAvg once every device's model is in and the server has served everything.
   void aggregate_when_ready(std::int64_t now) {
     if (models_ < devices_) return;
-    const std::int64_t start = std::max(now, server_free_ns_);
+    const std::int64_t start = std::max(now, server_free_ns());
     const double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_parameters) * devices_;
     const std::int64_t end = record_.compute(0, EventKind::aggregate, start, seconds, 0);
-    server_free_ns_ = end;
+    std::fill(stream_free_ns_.begin(), stream_free_ns_.end(), end);
     for (int d = 1; d <= devices_; ++d) {
       push(record_.transfer(0, d, MessageType::model, device(d).part_parameters * 4, end), What::device_model, d);
     }
@@ -215,9 +225,10 @@ class RoundSimulation {
   bool aggregates_ = true;
   std::vector<DeviceState> state_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> events_;
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> arrived_;  // by arrival
+  using ByArrival = std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>>;
+  std::vector<ByArrival> arrived_;            // per server stream
   std::uint64_t seq_ = 0;
-  std::int64_t server_free_ns_ = 0;
+  std::vector<std::int64_t> stream_free_ns_;  // per server stream (one for fl, sl)
   int models_ = 0;
 };
 

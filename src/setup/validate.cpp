@@ -97,6 +97,11 @@ void validate_training(const Config& config, int devices) {
                 option_value(config, "train.batch_size") +
                 "; allowed: 1..train.batch_size micro-batches per mini-batch");
   }
+  const std::string method = config.text("experiment.method");
+  require(config.integer("train.server_streams") == 1 || method == "sfl" || method == "pipar",
+          option_value(config, "train.server_streams") + " with experiment.method = " + method +
+              ": server streams serve sfl's and pipar's per-device replicas; " + method +
+              " serves on one stream (set 1)");
   require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
           "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
           "one of them above 0");

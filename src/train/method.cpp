@@ -62,6 +62,12 @@ trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKi
   return trace::Timeline::Scope(context.timeline, event, context.slowdown);
 }
 
+RoundContext with_flops_counter(const RoundContext& context, double& flops) {
+  return RoundContext{context.round,    context.rank,    context.devices,          context.slowdown,
+                      context.transport, context.timeline, context.timeout, context.evaluation_scope,
+                      flops,            context.flops_per_second};
+}
+
 std::runtime_error timeout_error(const RoundContext& context, int peer, const char* stage) {
   return std::runtime_error("rank " + std::to_string(context.rank) + ": round " + std::to_string(context.round) +
          ": no progress on '" + stage + "' with rank " + std::to_string(peer) + " within " +
@@ -71,7 +77,8 @@ std::runtime_error timeout_error(const RoundContext& context, int peer, const ch
 
 void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
                             const std::map<int, std::int64_t>& expected, const char* stage,
-                            const std::function<void(int device, const net::Message&)>& serve) {
+                            const std::function<void(int device, net::Message& message)>& serve,
+                            const std::function<void()>& between_waits) {
   // One posted receive per device still owed messages, in device order (so a timeout
   // names the lowest device still pending). The main thread sleeps in wait_any until a
   // receive completes: measured with `cmlbed-bench-runtime --only server-wait` (8 MiB
@@ -98,6 +105,7 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
     // Of several complete receives, wait_any gives the earliest: arrival order.
     std::optional<std::size_t> ready;
     if (!wait_interruptibly(timeout_from_now(context), [&](auto slice) {
+          if (between_waits) between_waits();
           ready = net::wait_any(waiting, std::chrono::steady_clock::now() + slice);
           return ready.has_value();
         })) {
@@ -111,7 +119,7 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
       waited.t_end_ns = context.timeline.now_ns();
       context.timeline.record(waited);
     }
-    const net::Message message = posted[i].wait();
+    net::Message message = posted[i].wait();
     if (--left[i] > 0) {
       posted[i] = context.transport.post_recv(device, kind);
     } else {

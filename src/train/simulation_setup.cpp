@@ -178,6 +178,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.batch_size = settings.batch_size;
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
+  input.server_streams = static_cast<int>(config.integer("train.server_streams"));
   input.model_parameters = model::part_cost(stats, 0, layers, false).parameters;
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();

@@ -1,7 +1,10 @@
 #include "split_learning.hpp"
 
+#include <algorithm>
 #include <map>
 
+#include "cmlbed/model/zoo.hpp"
+#include "cmlbed/train/server_streams.hpp"
 #include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
@@ -42,6 +45,8 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
                                  ? static_cast<int>(config.integer("pipar.micro_batches", device))
                                  : 1);
   }
+  if (schedule != SplitSchedule::sl) server_streams_ = static_cast<int>(config.integer("train.server_streams"));
+  server_threads_ = static_cast<int>(config.integer("train.server_threads"));
   if (rank == 0) {
     const int replicas = schedule == SplitSchedule::sl ? 1 : devices;
     for (int i = 0; i < replicas; ++i) {
@@ -184,8 +189,9 @@ void SplitLearning::serve_sequential_round(const RoundContext& context) {
   load_named_state(*whole_model_, state);
 }
 
-// Serves the micro-batches of `devices` in arrival order on one compute stream until
-// every device has sent all of its mini-batches for the round.
+// Serves the micro-batches of `devices` in arrival order until every device has sent all
+// of its mini-batches for the round: on the server's main thread, or on
+// train.server_streams worker threads.
 void SplitLearning::serve_devices(const RoundContext& context, const std::vector<int>& devices) {
   std::map<int, std::int64_t> micro_batches;  // per device, for the round
   for (int device : devices) {
@@ -193,10 +199,44 @@ void SplitLearning::serve_devices(const RoundContext& context, const std::vector
         batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_) *
         micro_batches_for(device);
   }
+  if (std::min<std::size_t>(static_cast<std::size_t>(server_streams_), devices.size()) > 1) {
+    return serve_on_streams(context, micro_batches);
+  }
   serve_in_arrival_order(context, net::MessageKind::activation, micro_batches, "activation upload",
                          [&](int device, const net::Message& message) {
                            serve_micro_batch(context, device, message);
                          });
+}
+
+// k streams: device d's micro-batches go to stream (d - 1) mod k in arrival order, so
+// its replica is only touched by that stream's thread and sees its micro-batches in the
+// order one stream would serve them: the same weights as one stream (with one LibTorch
+// thread per stream; more threads may reorder a reduction). The main thread receives and
+// queues; each stream counts its own FLOPs and runs with server_threads / k threads.
+void SplitLearning::serve_on_streams(const RoundContext& context,
+                                     const std::map<int, std::int64_t>& micro_batches) {
+  const int streams = std::min(server_streams_, static_cast<int>(micro_batches.size()));
+  std::vector<double> flops(static_cast<std::size_t>(streams), 0.0);
+  std::vector<RoundContext> stream_contexts;
+  stream_contexts.reserve(flops.size());
+  for (double& counter : flops) stream_contexts.push_back(with_flops_counter(context, counter));
+  const int threads = std::max(1, server_threads_ / streams);
+  ServerStreams workers(streams, [threads] { model::set_intra_op_threads(threads); });
+  std::map<int, int> stream_of;  // device -> stream, in device order
+  for (const auto& [device, count] : micro_batches) {
+    stream_of[device] = static_cast<int>(stream_of.size()) % streams;
+  }
+  serve_in_arrival_order(
+      context, net::MessageKind::activation, micro_batches, "activation upload",
+      [&](int device, net::Message& message) {
+        const int stream = stream_of.at(device);
+        workers.submit(stream, [this, &stream_contexts, stream, device, taken = std::move(message)] {
+          serve_micro_batch(stream_contexts[static_cast<std::size_t>(stream)], device, taken);
+        });
+      },
+      [&] { workers.check(); });
+  workers.finish();
+  for (double counter : flops) context.flops += counter;
 }
 
 void SplitLearning::serve_micro_batch(const RoundContext& context, int device, const net::Message& message) {

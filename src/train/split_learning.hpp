@@ -10,6 +10,8 @@
 //          each side, so the mathematics are sfl's and only the timing changes;
 //  - sl    (vanilla split learning): one device at a time with a single server part;
 //          the device part goes from device to device through the server.
+#include <map>
+
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/privacy.hpp"
@@ -47,6 +49,7 @@ class SplitLearning : public Method {
   void serve_parallel_round(const RoundContext& context);
   void serve_sequential_round(const RoundContext& context);
   void serve_devices(const RoundContext& context, const std::vector<int>& devices);
+  void serve_on_streams(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches);
   void serve_micro_batch(const RoundContext& context, int device, const net::Message& message);
   void aggregate(const RoundContext& context);
 
@@ -58,6 +61,8 @@ class SplitLearning : public Method {
   TrainingData data_;
   std::vector<int> micro_batches_;  // per device (index d-1)
   std::vector<std::size_t> splits_;  // per device
+  int server_streams_ = 1;  // train.server_streams (sfl, pipar); sl has one replica, one stream
+  int server_threads_ = 1;  // train.server_threads, shared out among the streams
   model::PartCost device_cost_;      // device: FLOPs of its part
   std::vector<model::PartCost> server_costs_;  // server: of each device's server part
 

@@ -62,6 +62,10 @@ struct SimulationInput {
   std::int64_t model_parameters = 0;     // the whole model (averaged on the server)
   double aggregate_s_per_parameter = 0;  // per model copy averaged
   std::vector<SimulatedDevice> devices;  // index d-1 = device rank d
+  // sfl, pipar: server compute streams (train.server_streams): device d is served on
+  // stream (d - 1) mod k, each stream in arrival order, each at the profile's speed (as
+  // if every stream had its own cores).
+  int server_streams = 1;
   AdaSplitSchedule adasplit;             // adasplit only
 };
 

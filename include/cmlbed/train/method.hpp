@@ -41,7 +41,12 @@ struct RoundContext {
   // devices.flops of this device, FLOP/s; 0 = not set (the server, or a device at this
   // machine's speed x slowdown). Set, each compute stage with FLOPs lasts FLOPs / rate.
   double flops_per_second = 0;
+  // (with_flops_counter copies every member: a new one goes there too.)
 };
+
+// The same context counting its FLOPs into `flops`: a server stream's own counter (the
+// driver's is one plain double, not to be shared between threads).
+RoundContext with_flops_counter(const RoundContext& context, double& flops);
 
 class Method {
  public:
@@ -88,10 +93,13 @@ std::runtime_error timeout_error(const RoundContext& context, int peer, const ch
 // The server's receive loop: takes `expected[d]` messages of `kind` from each device d,
 // one posted receive per device at a time, and hands each to `serve` as it arrives, in
 // arrival order across devices. Throws timeout_error(stage) when no message arrives
-// within the timeout. Time spent blocked is on the timeline as `wait` events.
+// within the timeout. Time spent blocked is on the timeline as `wait` events. `serve`
+// may take the message (move from it). `between_waits`, when given, runs before each
+// wait and may throw to end the loop (a server stream's failure).
 void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
                             const std::map<int, std::int64_t>& expected, const char* stage,
-                            const std::function<void(int device, const net::Message&)>& serve);
+                            const std::function<void(int device, net::Message& message)>& serve,
+                            const std::function<void()>& between_waits = nullptr);
 
 // Waits for a receive, or throws a runtime error naming the stage and the peer once
 // `timeout` has passed, so a dead rank or a lost message cannot hang the job forever.
