@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The simulator's predictions against measured runs, config by config (issue 11, "Prediction
+# accuracy"): for every config under configs/ whose experiment.method is fl, sfl or pipar,
+# `cmlbed profile` (all of its ranks), `cmlbed simulate` with that profile, and a measured
+# `mpirun cmlbed run`, all with the same settings; then scripts/prediction_accuracy.py
+# compares the mean round (rounds 2.., the first starts with full token buckets) and the
+# server's idle share, and writes the table (docs/prediction-accuracy.md) and JSON.
+#
+#   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
+#                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--force] [-- OVERRIDES...]
+#
+# Rounds: the config's, at most 3, except for configs with rate traces (their point is the
+# change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
+# --check: exit 1 unless every row is within ROUND_PCT % and IDLE_POINTS points.
+# A config whose three files exist is not run again (--force runs it again).
+# Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
+# /usr/bin/python3).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
+cd "$root"
+source scripts/mpi-env.sh
+source scripts/ini-value.sh
+
+configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --configs) configs=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --doc) doc=$2; shift 2 ;;
+    --quick) quick=true; shift ;;
+    --force) force=true; shift ;;
+    --check) check=(--check "$2" "$3"); shift 3 ;;
+    --) shift; break ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "prediction-accuracy.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+overrides=("$@")
+cmlbed=${CMLBED:-build/cmlbed}
+[[ -x $cmlbed ]] || { echo "prediction-accuracy.sh: no $cmlbed (build first, or set CMLBED)" >&2; exit 2; }
+python=${PYTHON:-python3}
+"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
+"$python" -c "import h5py" 2>/dev/null ||
+  { echo "prediction-accuracy.sh: needs Python with h5py (apt-get install python3-h5py)" >&2; exit 2; }
+
+if [[ -z $configs ]]; then
+  for file in $(find configs -name '*.ini' | sort); do
+    case $(ini_value "$file" experiment method) in fl|sfl|pipar) configs+=" $file" ;; esac
+  done
+fi
+mkdir -p "$results"
+listed=()
+for config in $configs; do
+  [[ -f $config ]] || { echo "prediction-accuracy.sh: no config $config" >&2; exit 2; }
+  ranks=$(sed -n '1s/^# ranks: *\([0-9]*\).*/\1/p' "$config")
+  [[ -n $ranks ]] || { echo "prediction-accuracy.sh: $config has no '# ranks: R' first line" >&2; exit 2; }
+  rounds=$(ini_value "$config" experiment rounds)
+  rounds=${rounds:-3}
+  if ! grep -Eq '^[[:space:]]*(uplink|downlink)_trace[[:space:]]*=' "$config" && ((rounds > 3)); then rounds=3; fi
+  settings=(--config "$config" --experiment.rounds="$rounds" --output.progress=false --output.overwrite=true)
+  if $quick; then settings+=(--experiment.rounds=2 --train.local_iterations=3); fi
+  settings+=("${overrides[@]}")
+  name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
+  base=$results/$name
+  listed+=("$config:$name:$ranks")
+  if ! $force && [[ -f $base.profile.json && -f $base.sim.h5 && -f $base.run.h5 ]]; then
+    echo "== $config: done before ($base.*)" >&2
+    continue
+  fi
+  echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)" >&2
+  mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
+    >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
+  "$cmlbed" simulate "${settings[@]}" --profile "$base.profile.json" --output.file="$base.sim.h5" \
+    >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }
+  mpirun --oversubscribe -np "$ranks" "$cmlbed" run "${settings[@]}" --output.file="$base.run.h5" \
+    >"$base.run.out" 2>&1 || { cat "$base.run.out" >&2; exit 1; }
+  rm -f "$base.run.h5.ckpt"
+done
+"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" \
+  --machine "$(nproc) cores, $(uptime | sed 's/.*load/load/')" "${listed[@]}"
