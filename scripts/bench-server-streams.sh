@@ -15,7 +15,9 @@ if [[ $# -gt 0 && $1 != -- ]]; then out=$1; shift; fi
 if [[ ${1:-} == -- ]]; then shift; fi
 cd "$root"
 source scripts/mpi-env.sh
+source scripts/h5py-python.sh
 cmlbed=${CMLBED_BIN:-build/cmlbed}
+h5py_python bench-server-streams.sh
 config=configs/scale/16-devices.ini
 ranks=17
 repeats=${REPEATS:-3}
@@ -40,9 +42,6 @@ for ((r = 1; r <= repeats; r++)); do
       --output.file="$work/run-$name-$r.h5" >"$work/run-$name-$r.out" 2>&1 || { cat "$work/run-$name-$r.out"; exit 1; }
   done
 done
-python=python3
-"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
-"$python" -c "import h5py" 2>/dev/null || { echo "bench-server-streams: needs h5py (apt-get install python3-h5py)" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
 "$python" - "$work" "$out" "$(uptime)" "$(nproc)" "$repeats" "${variants[@]}" <<'PY'
 import json, statistics, sys

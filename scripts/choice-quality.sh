@@ -18,6 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 cd "$root"
 source scripts/mpi-env.sh
+source scripts/h5py-python.sh
 
 configs="configs/quickstart/pipar.ini configs/heterogeneous.ini" results=results/choice-quality
 doc=docs/choice-quality.md
@@ -34,10 +35,7 @@ done
 overrides=("$@")
 cmlbed=${CMLBED:-build/cmlbed}
 [[ -x $cmlbed ]] || { echo "choice-quality.sh: no $cmlbed (build first, or set CMLBED)" >&2; exit 2; }
-python=${PYTHON:-python3}
-"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
-"$python" -c "import h5py" 2>/dev/null ||
-  { echo "choice-quality.sh: needs Python with h5py (apt-get install python3-h5py)" >&2; exit 2; }
+h5py_python choice-quality.sh
 splits=${SPLITS:-2 3 4 5} micro_batches=${MICRO_BATCHES:-1 2 4 8 16} repeats=${REPEATS:-3}
 mkdir -p "$results"
 
@@ -71,7 +69,8 @@ for config in $configs; do
     -o "$base.profile.json" >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
   # Per-device splits and micro-batch counts follow the uniform choice (or auto).
   uniform() {
-    local p=$1 m=$2 k options=(--model.split="$p" --pipar.micro_batches="$m")
+    local p=$1 m=$2 k options
+    options=(--model.split="$p" --pipar.micro_batches="$m")
     for k in $(devices_setting "$config" split); do options+=(--device."$k".split="$p"); done
     for k in $(devices_setting "$config" micro_batches); do options+=(--device."$k".micro_batches="$m"); done
     echo "${options[@]}"

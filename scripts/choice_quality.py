@@ -45,7 +45,7 @@ def plan_of(path):
     with h5py.File(path, "r") as f:
         plan = f["plan"]
         attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in plan.attrs.items() if k != "profile"}
-        devices = list(zip(plan["device_split"][:].tolist(), plan["device_micro_batches"][:].tolist()))
+        devices = [(int(p), int(m)) for p, m in zip(plan["device_split"][:], plan["device_micro_batches"][:])]
     return attrs, devices
 
 

@@ -20,6 +20,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 cd "$root"
 source scripts/mpi-env.sh
+source scripts/h5py-python.sh
 source scripts/ini-value.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
@@ -39,10 +40,7 @@ done
 overrides=("$@")
 cmlbed=${CMLBED:-build/cmlbed}
 [[ -x $cmlbed ]] || { echo "prediction-accuracy.sh: no $cmlbed (build first, or set CMLBED)" >&2; exit 2; }
-python=${PYTHON:-python3}
-"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
-"$python" -c "import h5py" 2>/dev/null ||
-  { echo "prediction-accuracy.sh: needs Python with h5py (apt-get install python3-h5py)" >&2; exit 2; }
+h5py_python prediction-accuracy.sh
 
 if [[ -z $configs ]]; then
   for file in $(find configs -name '*.ini' | sort); do

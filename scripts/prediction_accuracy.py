@@ -10,6 +10,7 @@ IDLE_POINTS it exits 1 when a row is outside either bound.
 import argparse
 import datetime
 import json
+import os
 import statistics
 import sys
 
@@ -45,8 +46,12 @@ def main():
 
     round_goal, idle_goal = (args.check if args.check else (10.0, 5.0))
     rows = []
+    missing = []
     for run in args.runs:
         config, name, ranks = run.split(":")
+        if not all(os.path.exists(f"{args.results}/{name}.{kind}.h5") for kind in ("run", "sim")):
+            missing.append(config)
+            continue
         method, count, measured, measured_idle = rounds_of(f"{args.results}/{name}.run.h5")
         _, _, simulated, simulated_idle = rounds_of(f"{args.results}/{name}.sim.h5")
         error = simulated / measured - 1
@@ -80,14 +85,17 @@ def main():
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
             f"{r['idle_points']:+.1f} | {'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
-              f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%.", ""]
+              f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
+    if missing:
+        lines.append(f"Not run (no results in {args.results}): {', '.join(missing)}.")
+    lines.append("")
     with open(args.doc, "w") as out:
         out.write("\n".join(lines))
     with open(f"{args.results}/prediction-accuracy.json", "w") as out:
         json.dump({"generated": now, "machine": args.machine, "round_goal_pct": round_goal,
                    "idle_goal_points": idle_goal, "rows": rows}, out, indent=1)
     print("\n".join(lines[9:]))
-    if args.check and within < len(rows):
+    if args.check and (within < len(rows) or missing):
         sys.exit(f"prediction_accuracy.py: {len(rows) - within} of {len(rows)} rows outside "
                  f"{round_goal:g}% / {idle_goal:g} points")
 
