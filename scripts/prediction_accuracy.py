@@ -8,6 +8,7 @@ Markdown table (--doc) and RESULTS/prediction-accuracy.json. With --check ROUND_
 IDLE_POINTS it exits 1 when a row is outside either bound.
 """
 import argparse
+import configparser
 import datetime
 import json
 import os
@@ -23,6 +24,35 @@ except ImportError:
 
 def text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def cpu_demand(path):
+    """Cores the simulated schedule keeps computing, on average over rounds 2..: each
+    rank's busy time times the share of it that runs on a CPU (the server 1; a device
+    with devices.slowdown k, 1/k: the rest is slept). None when a device is paced
+    (devices.flops: its CPU share depends on this machine's speed)."""
+    with h5py.File(path, "r") as f:
+        rounds = f["rounds"][:]
+        config = configparser.ConfigParser(interpolation=None)
+        config.read_string(text(f.attrs["config"]))
+    kept = rounds[1:] if len(rounds) > 1 else rounds
+    devices = kept["busy_s"].shape[1] - 1
+    shares = [1.0]
+    for d in range(1, devices + 1):
+        section = f"device.{d}"
+
+        def value(key):
+            if config.has_section(section) and config.get(section, key, fallback="").strip():
+                return config.get(section, key).strip()
+            return config.get("devices", key, fallback="").strip()
+        if value("flops"):
+            return None
+        try:
+            shares.append(1.0 / float(value("slowdown") or 1))
+        except ValueError:  # a distribution: drawn per device, not stored as a number
+            return None
+    busy = (kept["busy_s"] * shares).sum(axis=1)
+    return float((busy / kept["wall_s"]).mean())
 
 
 def rounds_of(path):
@@ -54,12 +84,13 @@ def main():
             continue
         method, count, measured, measured_idle = rounds_of(f"{args.results}/{name}.run.h5")
         _, _, simulated, simulated_idle = rounds_of(f"{args.results}/{name}.sim.h5")
+        demand = cpu_demand(f"{args.results}/{name}.sim.h5")
         error = simulated / measured - 1
         points = 100 * (simulated_idle - measured_idle)
         rows.append({"config": config, "method": method, "ranks": int(ranks), "rounds": count,
                      "measured_round_s": measured, "simulated_round_s": simulated, "error": error,
                      "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
-                     "idle_points": points,
+                     "idle_points": points, "simulated_cpu_demand": demand,
                      "within": abs(error) * 100 <= round_goal and abs(points) <= idle_goal})
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     within = sum(r["within"] for r in rows)
@@ -75,15 +106,22 @@ def main():
         "server's idle share over rounds 2.. (the first round starts with full token buckets).",
         f"Goal: round time within {round_goal:g}%, server idle within {idle_goal:g} points.",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | server idle measured / simulated | points | within |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "`cores busy` is what the simulated schedule asks of the CPU: on average, how many",
+        "ranks compute at once (server stages whole, a device's stretched stages 1/slowdown;",
+        "`-` where devices are paced). The simulator gives every rank its own core; where",
+        f"that figure comes near or above this machine's cores, the measured rounds are longer.",
+        "",
+        "| config | method | ranks | rounds | measured s | simulated s | error | server idle measured / simulated | points | cores busy | within |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['method']} | {r['ranks']} | {r['rounds']} | {r['measured_round_s']:.3f} | "
             f"{r['simulated_round_s']:.3f} | {100 * r['error']:+.1f}% | "
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
-            f"{r['idle_points']:+.1f} | {'yes' if r['within'] else 'no'} |")
+            f"{r['idle_points']:+.1f} | "
+            f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
+            f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
     if missing:
@@ -94,7 +132,7 @@ def main():
     with open(f"{args.results}/prediction-accuracy.json", "w") as out:
         json.dump({"generated": now, "machine": args.machine, "round_goal_pct": round_goal,
                    "idle_goal_points": idle_goal, "rows": rows}, out, indent=1)
-    print("\n".join(lines[9:]))
+    print("\n".join(lines[14:]))
     if args.check and (within < len(rows) or missing):
         sys.exit(f"prediction_accuracy.py: {len(rows) - within} of {len(rows)} rows outside "
                  f"{round_goal:g}% / {idle_goal:g} points")
