@@ -56,8 +56,10 @@ for config in $configs; do
   rounds=$(ini_value "$config" experiment rounds)
   rounds=${rounds:-3}
   if ! grep -Eq '^[[:space:]]*(uplink|downlink)_trace[[:space:]]*=' "$config" && ((rounds > 3)); then rounds=3; fi
-  settings=(--config "$config" --experiment.rounds="$rounds" --output.progress=false --output.overwrite=true)
-  if $quick; then settings+=(--experiment.rounds=2 --train.local_iterations=3); fi
+  settings=(--config "$config" --output.progress=false --output.overwrite=true)
+  if $quick; then rounds=2 settings+=(--train.local_iterations=3); fi
+  # (an option may be given once: OVERRIDES' rounds win)
+  [[ " ${overrides[*]} " == *" --experiment.rounds="* ]] || settings+=(--experiment.rounds="$rounds")
   settings+=("${overrides[@]}")
   name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
   base=$results/$name
