@@ -15,8 +15,8 @@ if [[ $# -gt 0 && $1 != -- ]]; then out=$1; shift; fi
 if [[ ${1:-} == -- ]]; then shift; fi
 cd "$root"
 source scripts/mpi-env.sh
-source scripts/h5py-python.sh
-cmlbed=${CMLBED_BIN:-build/cmlbed}
+source scripts/tool-checks.sh
+cmlbed_binary bench-server-streams.sh CMLBED_BIN
 h5py_python bench-server-streams.sh
 config=configs/scale/16-devices.ini
 ranks=17

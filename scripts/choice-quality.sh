@@ -18,7 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 cd "$root"
 source scripts/mpi-env.sh
-source scripts/h5py-python.sh
+source scripts/tool-checks.sh
 
 configs="configs/quickstart/pipar.ini configs/heterogeneous.ini" results=results/choice-quality
 doc=docs/choice-quality.md
@@ -33,8 +33,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 overrides=("$@")
-cmlbed=${CMLBED:-build/cmlbed}
-[[ -x $cmlbed ]] || { echo "choice-quality.sh: no $cmlbed (build first, or set CMLBED)" >&2; exit 2; }
+cmlbed_binary choice-quality.sh
 h5py_python choice-quality.sh
 splits=${SPLITS:-2 3 4 5} micro_batches=${MICRO_BATCHES:-1 2 4 8 16} repeats=${REPEATS:-3}
 mkdir -p "$results"

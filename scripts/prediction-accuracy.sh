@@ -20,7 +20,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 cd "$root"
 source scripts/mpi-env.sh
-source scripts/h5py-python.sh
+source scripts/tool-checks.sh
 source scripts/ini-value.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
@@ -38,8 +38,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 overrides=("$@")
-cmlbed=${CMLBED:-build/cmlbed}
-[[ -x $cmlbed ]] || { echo "prediction-accuracy.sh: no $cmlbed (build first, or set CMLBED)" >&2; exit 2; }
+cmlbed_binary prediction-accuracy.sh
 h5py_python prediction-accuracy.sh
 
 if [[ -z $configs ]]; then
