@@ -210,6 +210,10 @@ TEST(ConfigErrors, InconsistentCombinations) {
                     4);
   }, {"train.local_epochs = 0", "train.local_iterations = 0"});
   expect_error([] {
+    validate_config(synthetic(cli({{"experiment.method", "sl"}, {"train.server_streams", "2"}})), 4);
+  }, {"train.server_streams = 2", "experiment.method = sl", "set 1"});
+  EXPECT_NO_THROW(validate_config(synthetic(cli({{"experiment.method", "pipar"}, {"train.server_streams", "8"}})), 4));
+  expect_error([] {
     validate_config(synthetic(cli({{"data.partition", "shards"}, {"data.classes_per_device", "2"}})),
                     4);
   }, {"data.classes_per_device = 2", "3 devices"});
