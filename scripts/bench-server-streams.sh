@@ -45,14 +45,13 @@ done
 mkdir -p "$(dirname "$out")"
 "$python" - "$work" "$out" "$(uptime)" "$(nproc)" "$repeats" "${variants[@]}" <<'PY'
 import json, statistics, sys
-import h5py
+sys.path.insert(0, "scripts")
+from cmlbed_report.results import Run
 work, out, load, cores, repeats, variants = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6:]
 
 def rounds(path):
-    with h5py.File(path, "r") as f:
-        r = f["rounds"][:]
-    r = r[1:] if len(r) > 1 else r
-    return float(r["wall_s"].mean()), float(r["idle_s"][:, 0].sum() / r["wall_s"].sum())
+    run = Run(path)
+    return run.steady_round_s(), run.steady_server_idle()
 
 rows, base = [], None
 print("variant    option                        round s (median)  runs            server idle  simulated s")

@@ -15,6 +15,7 @@ import argparse
 import datetime
 import glob
 import json
+import os
 import statistics
 import sys
 
@@ -22,13 +23,12 @@ try:
     import h5py
 except ImportError:
     sys.exit("choice_quality.py: needs h5py (apt-get install python3-h5py; Debian's /usr/bin/python3 has it)")
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from cmlbed_report.results import Run  # noqa: E402
 
 
 def round_s(path):
-    with h5py.File(path, "r") as f:
-        rounds = f["rounds"][:]
-    kept = rounds[1:] if len(rounds) > 1 else rounds
-    return float(kept["wall_s"].mean())
+    return Run(path).steady_round_s()
 
 
 def grid(base, splits, micro_batches):

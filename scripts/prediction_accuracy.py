@@ -8,7 +8,6 @@ Markdown table (--doc) and RESULTS/prediction-accuracy.json. With --check ROUND_
 IDLE_POINTS it exits 1 when a row is outside either bound.
 """
 import argparse
-import configparser
 import datetime
 import json
 import os
@@ -16,53 +15,30 @@ import statistics
 import sys
 
 try:
-    import h5py
+    import h5py  # noqa: F401 (cmlbed_report reads the files with it)
 except ImportError:
     sys.exit("prediction_accuracy.py: needs h5py (apt-get install python3-h5py; "
              "Debian's /usr/bin/python3 has it)")
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from cmlbed_report.results import Run  # noqa: E402
 
 
-def text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def cpu_demand(path):
-    """Cores the simulated schedule keeps computing, on average over rounds 2..: each
-    rank's busy time times the share of it that runs on a CPU (the server 1; a device
+def cpu_demand(run):
+    """Cores the simulated schedule keeps computing, on average over its steady rounds:
+    each rank's busy time times the share of it that runs on a CPU (the server 1; a device
     with devices.slowdown k, 1/k: the rest is slept). None when a device is paced
     (devices.flops: its CPU share depends on this machine's speed)."""
-    with h5py.File(path, "r") as f:
-        rounds = f["rounds"][:]
-        config = configparser.ConfigParser(interpolation=None)
-        config.read_string(text(f.attrs["config"]))
-    kept = rounds[1:] if len(rounds) > 1 else rounds
-    devices = kept["busy_s"].shape[1] - 1
     shares = [1.0]
-    for d in range(1, devices + 1):
-        section = f"device.{d}"
-
-        def value(key):
-            if config.has_section(section) and config.get(section, key, fallback="").strip():
-                return config.get(section, key).strip()
-            return config.get("devices", key, fallback="").strip()
-        if value("flops"):
+    for d in range(1, run.devices + 1):
+        if run.option("devices.flops", d).strip():
             return None
         try:
-            shares.append(1.0 / float(value("slowdown") or 1))
+            shares.append(1.0 / float(run.option("devices.slowdown", d) or 1))
         except ValueError:  # a distribution: drawn per device, not stored as a number
             return None
+    kept = run.steady_rounds()
     busy = (kept["busy_s"] * shares).sum(axis=1)
     return float((busy / kept["wall_s"]).mean())
-
-
-def rounds_of(path):
-    with h5py.File(path, "r") as f:
-        rounds = f["rounds"][:]
-        method = text(f.attrs.get("method", "?"))
-    kept = rounds[1:] if len(rounds) > 1 else rounds
-    wall = float(kept["wall_s"].mean())
-    idle = float(kept["idle_s"][:, 0].sum() / kept["wall_s"].sum())
-    return method, len(rounds), wall, idle
 
 
 def main():
@@ -82,9 +58,12 @@ def main():
         if not all(os.path.exists(f"{args.results}/{name}.{kind}.h5") for kind in ("run", "sim")):
             missing.append(config)
             continue
-        method, count, measured, measured_idle = rounds_of(f"{args.results}/{name}.run.h5")
-        _, _, simulated, simulated_idle = rounds_of(f"{args.results}/{name}.sim.h5")
-        demand = cpu_demand(f"{args.results}/{name}.sim.h5")
+        run = Run(f"{args.results}/{name}.run.h5")
+        sim = Run(f"{args.results}/{name}.sim.h5")
+        method, count = run.method, len(run.rounds)
+        measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
+        simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
+        demand = cpu_demand(sim)
         error = simulated / measured - 1
         points = 100 * (simulated_idle - measured_idle)
         rows.append({"config": config, "method": method, "ranks": int(ranks), "rounds": count,

@@ -87,6 +87,20 @@ class Run:
         return {name: ("per-rank" if self.rounds.dtype[name].shape else "scalar")
                 for name in self.rounds.dtype.names}
 
+    def steady_rounds(self):
+        """The /rounds rows after the first, which starts with every token bucket full (all
+        of them for a one-round run): what round-time comparisons average over."""
+        return self.rounds[1:] if len(self.rounds) > 1 else self.rounds
+
+    def steady_round_s(self):
+        """Mean wall time of the steady rounds, seconds."""
+        return float(self.steady_rounds()["wall_s"].mean())
+
+    def steady_server_idle(self):
+        """The server's idle share of the steady rounds' wall time (0..1)."""
+        kept = self.steady_rounds()
+        return float(kept["idle_s"][:, 0].sum() / kept["wall_s"].sum())
+
     def has_column(self, name):
         return name in self.rounds.dtype.names
 

@@ -199,9 +199,7 @@ void SplitLearning::serve_devices(const RoundContext& context, const std::vector
         batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_) *
         micro_batches_for(device);
   }
-  if (std::min<std::size_t>(static_cast<std::size_t>(server_streams_), devices.size()) > 1) {
-    return serve_on_streams(context, micro_batches);
-  }
+  if (server_streams_ > 1 && devices.size() > 1) return serve_on_streams(context, micro_batches);
   serve_in_arrival_order(context, net::MessageKind::activation, micro_batches, "activation upload",
                          [&](int device, const net::Message& message) {
                            serve_micro_batch(context, device, message);
@@ -222,14 +220,10 @@ void SplitLearning::serve_on_streams(const RoundContext& context,
   for (double& counter : flops) stream_contexts.push_back(with_flops_counter(context, counter));
   const int threads = std::max(1, server_threads_ / streams);
   ServerStreams workers(streams, [threads] { model::set_intra_op_threads(threads); });
-  std::map<int, int> stream_of;  // device -> stream, in device order
-  for (const auto& [device, count] : micro_batches) {
-    stream_of[device] = static_cast<int>(stream_of.size()) % streams;
-  }
   serve_in_arrival_order(
       context, net::MessageKind::activation, micro_batches, "activation upload",
       [&](int device, net::Message& message) {
-        const int stream = stream_of.at(device);
+        const int stream = (device - 1) % streams;
         workers.submit(stream, [this, &stream_contexts, stream, device, taken = std::move(message)] {
           serve_micro_batch(stream_contexts[static_cast<std::size_t>(stream)], device, taken);
         });

@@ -26,7 +26,6 @@ class ServerStreams {
   ServerStreams(const ServerStreams&) = delete;
   ServerStreams& operator=(const ServerStreams&) = delete;
 
-  int streams() const { return static_cast<int>(queues_.size()); }
   void submit(int stream, std::function<void()> work);
   // Rethrows a worker's failure, if any.
   void check();
