@@ -5,6 +5,10 @@
 # `mpirun cmlbed run`, all with the same settings; then scripts/prediction_accuracy.py
 # compares the mean round (rounds 2.., the first starts with full token buckets) and the
 # server's idle share, and writes the table (docs/prediction-accuracy.md) and JSON.
+# The simulation that is compared shares this machine's cores among the ranks
+# (--plan.host_cores=$(nproc), as mpirun places them here); a second one with a core per
+# rank (plan.host_cores = 0) is shown beside it. An override --plan.host_cores=C replaces
+# both with one simulation on C cores.
 #
 #   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
 #                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--force] [-- OVERRIDES...]
@@ -12,7 +16,8 @@
 # Rounds: the config's, at most 3, except for configs with rate traces (their point is the
 # change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
 # --check: exit 1 unless every row is within ROUND_PCT % and IDLE_POINTS points.
-# A config whose three files exist is not run again (--force runs it again).
+# A config whose three files exist is not run again, but simulated again when the cmlbed
+# binary is newer than its simulation (--force runs everything again).
 # Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
 # /usr/bin/python3).
 set -euo pipefail
@@ -46,6 +51,21 @@ if [[ -z $configs ]]; then
     case $(ini_value "$file" experiment method) in fl|sfl|pipar) configs+=" $file" ;; esac
   done
 fi
+# simulate BASE SETTINGS...: BASE.sim.h5 on this machine's cores shared (or the override's),
+# BASE.own-cores.sim.h5 with a core per rank.
+simulate() {
+  local base=$1
+  shift
+  local shared=(--plan.host_cores="$(nproc)")
+  [[ " ${overrides[*]} " == *" --plan.host_cores="* ]] && shared=()
+  "$cmlbed" simulate "$@" "${shared[@]}" --profile "$base.profile.json" --output.file="$base.sim.h5" \
+    >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }
+  rm -f "$base.own-cores.sim.h5"
+  if ((${#shared[@]} == 0)); then return; fi
+  "$cmlbed" simulate "$@" --plan.host_cores=0 --profile "$base.profile.json" \
+    --output.file="$base.own-cores.sim.h5" >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }
+}
+
 mkdir -p "$results"
 listed=()
 for config in $configs; do
@@ -63,15 +83,20 @@ for config in $configs; do
   name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
   base=$results/$name
   listed+=("$config:$name:$ranks")
-  if ! $force && [[ -f $base.profile.json && -f $base.sim.h5 && -f $base.run.h5 ]]; then
+  if ! $force && [[ -f $base.profile.json && -f $base.sim.h5 && -f $base.run.h5 ]] &&
+     [[ $base.sim.h5 -nt $cmlbed ]]; then
     echo "== $config: done before ($base.*)" >&2
+    continue
+  fi
+  if [[ -f $base.profile.json && -f $base.run.h5 ]] && ! $force; then
+    echo "== $config: simulating again (the profile and the measured run are kept)" >&2
+    simulate "$base" "${settings[@]}"
     continue
   fi
   echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)" >&2
   mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
     >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
-  "$cmlbed" simulate "${settings[@]}" --profile "$base.profile.json" --output.file="$base.sim.h5" \
-    >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }
+  simulate "$base" "${settings[@]}"
   mpirun --oversubscribe -np "$ranks" "$cmlbed" run "${settings[@]}" --output.file="$base.run.h5" \
     >"$base.run.out" 2>&1 || { cat "$base.run.out" >&2; exit 1; }
   rm -f "$base.run.h5.ckpt"

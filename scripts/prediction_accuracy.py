@@ -2,9 +2,11 @@
 """The prediction-accuracy table (scripts/prediction-accuracy.sh writes its inputs).
 
 For each CONFIG:NAME:RANKS argument it reads RESULTS/NAME.run.h5 (measured) and
-RESULTS/NAME.sim.h5 (`cmlbed simulate`), compares the mean round wall time and the
-server's idle share over rounds 2.. (all rounds when there is one), and writes a
-Markdown table (--doc) and RESULTS/prediction-accuracy.json. With --check ROUND_PCT
+RESULTS/NAME.sim.h5 (`cmlbed simulate`, ranks sharing the host's cores), compares the
+mean round wall time and the server's idle share over rounds 2.. (all rounds when there
+is one), and writes a Markdown table (--doc) and RESULTS/prediction-accuracy.json.
+RESULTS/NAME.own-cores.sim.h5, when there, is the simulation with a core per rank: its
+round time and CPU demand are shown beside. With --check ROUND_PCT
 IDLE_POINTS it exits 1 when a row is outside either bound.
 """
 import argparse
@@ -60,16 +62,21 @@ def main():
             continue
         run = Run(f"{args.results}/{name}.run.h5")
         sim = Run(f"{args.results}/{name}.sim.h5")
+        own_file = f"{args.results}/{name}.own-cores.sim.h5"
+        own = Run(own_file) if os.path.exists(own_file) else None
         method, count = run.method, len(run.rounds)
         measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
         simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
-        demand = cpu_demand(sim)
+        host_cores = int(sim.option("plan.host_cores") or 0)
+        demand = cpu_demand(own or sim)
+        own_error = own.steady_round_s() / measured - 1 if own else None
         error = simulated / measured - 1
         points = 100 * (simulated_idle - measured_idle)
         rows.append({"config": config, "method": method, "ranks": int(ranks), "rounds": count,
                      "measured_round_s": measured, "simulated_round_s": simulated, "error": error,
                      "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
-                     "idle_points": points, "simulated_cpu_demand": demand,
+                     "idle_points": points, "simulated_cpu_demand": demand, "host_cores": host_cores,
+                     "own_cores_error": own_error,
                      "within": abs(error) * 100 <= round_goal and abs(points) <= idle_goal})
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     within = sum(r["within"] for r in rows)
@@ -85,22 +92,23 @@ def main():
         "server's idle share over rounds 2.. (the first round starts with full token buckets).",
         f"Goal: round time within {round_goal:g}%, server idle within {idle_goal:g} points.",
         "",
-        "`cores busy` is what the simulated schedule asks of the CPU: on average, how many",
-        "ranks compute at once (server stages whole, a device's stretched stages 1/slowdown;",
-        "`-` where devices are paced). The simulator gives every rank its own core; where",
-        f"that figure comes near or above this machine's cores, the measured rounds are longer.",
+        "`simulated s` shares the host's cores among the ranks (`cores`: plan.host_cores,",
+        "processor sharing of the stages' CPU work, docs/planning.md); `own cores` is the",
+        "simulation that gives every rank cores of its own, and `cores busy` what that",
+        "schedule asks of the CPU: on average, how many ranks compute at once (server stages",
+        "whole, a device's stretched stages 1/slowdown; `-` where devices are paced).",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | server idle measured / simulated | points | cores busy | within |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | within |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['method']} | {r['ranks']} | {r['rounds']} | {r['measured_round_s']:.3f} | "
-            f"{r['simulated_round_s']:.3f} | {100 * r['error']:+.1f}% | "
-            f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
-            f"{r['idle_points']:+.1f} | "
+            f"{r['simulated_round_s']:.3f} | {100 * r['error']:+.1f}% | {r['host_cores'] or '-'} | "
+            f"{'-' if r['own_cores_error'] is None else format(100 * r['own_cores_error'], '+.1f') + '%'} | "
             f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
-            f"{'yes' if r['within'] else 'no'} |")
+            f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
+            f"{r['idle_points']:+.1f} | {'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
     if missing:
@@ -111,7 +119,7 @@ def main():
     with open(f"{args.results}/prediction-accuracy.json", "w") as out:
         json.dump({"generated": now, "machine": args.machine, "round_goal_pct": round_goal,
                    "idle_goal_points": idle_goal, "rows": rows}, out, indent=1)
-    print("\n".join(lines[14:]))
+    print("\n".join(line for line in lines if line.startswith("|") or "rows within" in line))
     if args.check and (within < len(rows) or missing):
         sys.exit(f"prediction_accuracy.py: {len(rows) - within} of {len(rows)} rows outside "
                  f"{round_goal:g}% / {idle_goal:g} points")

@@ -32,8 +32,9 @@ int simulate(const Config& config, const SimulateArguments& args, const train::R
   const int devices = *args.devices;
   const plan::Profile profile = simulation_profile(config, args, "simulate");
   const auto began = std::chrono::steady_clock::now();
-  const plan::SimulationInput input =
-      train::simulation_input(config, profile, train::device_sample_counts(config, devices));
+  const train::SampleCounts samples = train::sample_counts(config, devices);
+  plan::SimulationInput input = train::simulation_input(config, profile, samples.devices);
+  input.evaluation_s = train::evaluation_seconds(config, profile, samples.test, devices);
   const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
 
   const std::string path = config.text("output.file");

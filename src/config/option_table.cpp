@@ -154,6 +154,11 @@ std::vector<OptionSpec> build_table() {
                      "planner may choose; 1 keeps at least one layer on every device, so raw "
                      "samples never leave it (split 0 sends them)"),
               0, 10000),
+      bounded(option("plan.host_cores", T::integer, "0", "cores",
+                     "the simulator and planner: every rank runs on one host with this many "
+                     "cores, and their stages' work shares them (processor sharing); 0: each "
+                     "rank has cores of its own (ranks spread over nodes)"),
+              0, 1 << 20),
 
       // [adasplit] (docs/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",

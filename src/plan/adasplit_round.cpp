@@ -15,10 +15,9 @@ using trace::MessageType;
 // through the device's masks); returns the step's end.
 std::int64_t train_batch(RoundRecorder& record, const SimulatedPart& part, int rank, int b, std::int64_t n,
                          std::int64_t start) {
-  std::int64_t t =
-      record.compute(rank, EventKind::forward, start, at(part.forward_s, n), at(part.forward_flops, n), b, 0);
-  t = record.compute(rank, EventKind::backward, t, at(part.backward_s, n), at(part.backward_flops, n), b, 0);
-  return record.compute(rank, EventKind::step, t, part.step_s, part.step_flops, b);
+  std::int64_t t = record.compute(rank, EventKind::forward, start, forward_stage(part, n), b, 0);
+  t = record.compute(rank, EventKind::backward, t, backward_stage(part, n), b, 0);
+  return record.compute(rank, EventKind::step, t, step_stage(part), b);
 }
 
 }  // namespace

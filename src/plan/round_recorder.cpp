@@ -38,17 +38,64 @@ double at(const std::vector<double>& values, std::int64_t n) {
   return values[static_cast<std::size_t>(n)];
 }
 
+namespace {
+
+StageTime part_stage(const SimulatedPart& part, double seconds, double flops, const std::vector<double>& work,
+                     std::int64_t n) {
+  StageTime stage;
+  stage.seconds = seconds;
+  stage.flops = flops;
+  stage.work_s = !part.paced ? seconds / part.stretch : work.empty() ? seconds : at(work, n);
+  stage.stretch = part.stretch;
+  stage.paced = part.paced;
+  stage.threads = part.threads;
+  return stage;
+}
+
+}  // namespace
+
+StageTime forward_stage(const SimulatedPart& part, std::int64_t n) {
+  return part_stage(part, at(part.forward_s, n), at(part.forward_flops, n), part.forward_work_s, n);
+}
+
+StageTime backward_stage(const SimulatedPart& part, std::int64_t n) {
+  return part_stage(part, at(part.backward_s, n), at(part.backward_flops, n), part.backward_work_s, n);
+}
+
+StageTime step_stage(const SimulatedPart& part) {
+  StageTime stage = part_stage(part, part.step_s, part.step_flops, {}, 0);
+  if (part.paced) stage.work_s = part.step_work_s;
+  return stage;
+}
+
+StageTime work_stage(double seconds, double flops, int threads) {
+  StageTime stage;
+  stage.seconds = stage.work_s = seconds;
+  stage.flops = flops;
+  stage.threads = threads;
+  return stage;
+}
+
 RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices,
-                             int round, std::int64_t start_ns)
-    : uplinks_(uplinks), downlinks_(downlinks) {
+                             int round, std::int64_t start_ns, HostCores* host_cores)
+    : uplinks_(uplinks), downlinks_(downlinks), host_cores_(host_cores) {
   result_.round = round;
   result_.start_ns = start_ns;
   result_.events.resize(static_cast<std::size_t>(devices + 1));
   result_.flops.assign(static_cast<std::size_t>(devices + 1), 0.0);
 }
 
-std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, double seconds,
-                                    double flops, int batch, int micro) {
+std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& stage,
+                                    int batch, int micro) {
+  std::int64_t length = seconds_to_ns(stage.seconds);
+  if (host_cores_ != nullptr) {
+    // The work's wall time under the host's load, and the stage the runtime makes of it
+    // (Timeline::Scope: stretched by slowdown, or paced to at least its length).
+    const std::int64_t work = host_cores_->wall_ns(start, stage.work_s);
+    host_cores_->book(start, start + work, stage.threads);
+    length = stage.paced ? std::max(length, work)
+                         : static_cast<std::int64_t>(std::llround(static_cast<double>(work) * stage.stretch));
+  }
   trace::Event e;
   e.round = result_.round;
   e.batch = batch;
@@ -56,9 +103,9 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   e.lane = trace::Lane::compute;
   e.kind = kind;
   e.t_start_ns = start;
-  e.t_end_ns = start + seconds_to_ns(seconds);
+  e.t_end_ns = start + length;
   result_.events[static_cast<std::size_t>(rank)].push_back(e);
-  result_.flops[static_cast<std::size_t>(rank)] += flops;
+  result_.flops[static_cast<std::size_t>(rank)] += stage.flops;
   return e.t_end_ns;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cmlbed/net/link.hpp"
+#include "host_cores.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/trace/event.hpp"
 
@@ -16,18 +17,38 @@ std::int64_t seconds_to_ns(double seconds);
 // values[n] (a stage's seconds or FLOPs at n samples); invalid_argument past its end.
 double at(const std::vector<double>& values, std::int64_t n);
 
+// One compute stage: its length with the rank's cores to itself, the CPU work in it and
+// how the runtime turns the work's wall time into the stage's (SimulatedPart).
+struct StageTime {
+  double seconds = 0;
+  double flops = 0;
+  double work_s = 0;
+  double stretch = 1;
+  bool paced = false;
+  int threads = 1;
+};
+
+// The stages of a part at n samples; a stage that is all work on `threads` cores (the
+// server's aggregation).
+StageTime forward_stage(const SimulatedPart& part, std::int64_t n);
+StageTime backward_stage(const SimulatedPart& part, std::int64_t n);
+StageTime step_stage(const SimulatedPart& part);
+StageTime work_stage(double seconds, double flops = 0, int threads = 1);
+
 class RoundRecorder {
  public:
   // uplinks/downlinks[d - 1]: device d's links, which keep their state across rounds.
+  // host_cores: the cores the ranks share (nullptr: each rank has its own).
   RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices, int round,
-                std::int64_t start_ns);
+                std::int64_t start_ns, HostCores* host_cores = nullptr);
 
   int round() const { return result_.round; }
   std::int64_t start_ns() const { return result_.start_ns; }
 
-  // A compute stage of `rank` from `start`: its event and FLOPs; returns its end.
-  std::int64_t compute(int rank, trace::EventKind kind, std::int64_t start, double seconds, double flops,
-                       int batch = -1, int micro = -1);
+  // A compute stage of `rank` from `start`: its event and FLOPs (and its work booked on
+  // the host's cores); returns its end.
+  std::int64_t compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& stage, int batch = -1,
+                       int micro = -1);
 
   // A message of `bytes` payload bytes from `from` to `to` offered at now_ns, on the
   // device's uplink or downlink: the sender's send and the receiver's recv event;
@@ -41,6 +62,7 @@ class RoundRecorder {
  private:
   std::vector<net::Link>& uplinks_;
   std::vector<net::Link>& downlinks_;
+  HostCores* host_cores_;
   SimulatedRound result_;
 };
 

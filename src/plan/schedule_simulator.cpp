@@ -17,11 +17,9 @@ using trace::MessageType;
 
 class RoundSimulation {
  public:
-  RoundSimulation(const SimulationInput& input, std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks,
-                  int round, std::int64_t start_ns)
-      : in_(input),
-        devices_(static_cast<int>(input.devices.size())),
-        record_(uplinks, downlinks, devices_, round, start_ns) {
+  RoundSimulation(const SimulationInput& input, RoundRecorder record)
+      : in_(input), devices_(static_cast<int>(input.devices.size())), record_(std::move(record)) {
+    const int round = record_.round();
     aggregates_ = (round + 1) % input.aggregate_every == 0 || round + 1 == input.rounds;
     state_.resize(static_cast<std::size_t>(devices_));
     const bool replicas = input.method == "sfl" || input.method == "pipar";
@@ -89,9 +87,9 @@ class RoundSimulation {
     const SimulatedDevice& dev = device(d);
     const std::int64_t n = in_.batch_size;
     for (int b = 0; b < dev.batches; ++b) {
-      t = record_.compute(d, EventKind::forward, t, at(dev.part.forward_s, n), at(dev.part.forward_flops, n), b);
-      t = record_.compute(d, EventKind::backward, t, at(dev.part.backward_s, n), at(dev.part.backward_flops, n), b);
-      t = record_.compute(d, EventKind::step, t, dev.part.step_s, dev.part.step_flops, b);
+      t = record_.compute(d, EventKind::forward, t, forward_stage(dev.part, n), b);
+      t = record_.compute(d, EventKind::backward, t, backward_stage(dev.part, n), b);
+      t = record_.compute(d, EventKind::step, t, step_stage(dev.part), b);
     }
     finish_training(d, t);
   }
@@ -148,8 +146,7 @@ class RoundSimulation {
     s.next_backward = 0;
     for (std::size_t i = 0; i < s.sizes.size(); ++i) {
       const std::int64_t n = s.sizes[i];
-      t = record_.compute(d, EventKind::forward, t, at(dev.part.forward_s, n),
-                          at(dev.part.forward_flops, n), s.batch, static_cast<int>(i));
+      t = record_.compute(d, EventKind::forward, t, forward_stage(dev.part, n), s.batch, static_cast<int>(i));
       const std::int64_t bytes = n * (dev.activation_bytes_per_sample + 8);  // activation + int64 labels
       const std::int64_t arrival =
           record_.transfer(d, 0, MessageType::activation, bytes, t, s.batch, static_cast<int>(i));
@@ -171,15 +168,13 @@ class RoundSimulation {
     arrived.pop();
     const SimulatedDevice& dev = device(job.device);
     const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
-    std::int64_t t = record_.compute(0, EventKind::forward, now, at(dev.server.forward_s, n),
-                                     at(dev.server.forward_flops, n), job.batch, job.micro);
-    t = record_.compute(0, EventKind::backward, t, at(dev.server.backward_s, n), at(dev.server.backward_flops, n),
-                        job.batch, job.micro);
+    std::int64_t t = record_.compute(0, EventKind::forward, now, forward_stage(dev.server, n), job.batch, job.micro);
+    t = record_.compute(0, EventKind::backward, t, backward_stage(dev.server, n), job.batch, job.micro);
     const std::int64_t arrival = record_.transfer(0, job.device, MessageType::gradient,
                                                   n * dev.activation_bytes_per_sample, t, job.batch, job.micro);
     push(arrival, What::device_gradient, job.device, job.batch, job.micro);
     if (job.micro + 1 == dev.micro_batches) {
-      t = record_.compute(0, EventKind::step, t, dev.server.step_s, dev.server.step_flops, job.batch);
+      t = record_.compute(0, EventKind::step, t, step_stage(dev.server), job.batch);
     }
     stream_free_ns_[stream] = t;
     push(t, What::server_free, static_cast<int>(stream));
@@ -194,12 +189,12 @@ class RoundSimulation {
            s.gradients[static_cast<std::size_t>(s.next_backward)]) {
       const std::int64_t n = s.sizes[static_cast<std::size_t>(s.next_backward)];
       const std::int64_t start = std::max(s.free_ns, *s.gradients[static_cast<std::size_t>(s.next_backward)]);
-      s.free_ns = record_.compute(p.device, EventKind::backward, start, at(dev.part.backward_s, n),
-                                  at(dev.part.backward_flops, n), s.batch, s.next_backward);
+      s.free_ns =
+          record_.compute(p.device, EventKind::backward, start, backward_stage(dev.part, n), s.batch, s.next_backward);
       ++s.next_backward;
     }
     if (s.next_backward < static_cast<int>(s.sizes.size())) return;
-    s.free_ns = record_.compute(p.device, EventKind::step, s.free_ns, dev.part.step_s, dev.part.step_flops, s.batch);
+    s.free_ns = record_.compute(p.device, EventKind::step, s.free_ns, step_stage(dev.part), s.batch);
     if (++s.batch < dev.batches) {
       push(s.free_ns, What::device_start_batch, p.device);
     } else {
@@ -212,7 +207,7 @@ class RoundSimulation {
     if (models_ < devices_) return;
     const std::int64_t start = std::max(now, server_free_ns());
     const double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_parameters) * devices_;
-    const std::int64_t end = record_.compute(0, EventKind::aggregate, start, seconds, 0);
+    const std::int64_t end = record_.compute(0, EventKind::aggregate, start, work_stage(seconds));
     std::fill(stream_free_ns_.begin(), stream_free_ns_.end(), end);
     for (int d = 1; d <= devices_; ++d) {
       push(record_.transfer(0, d, MessageType::model, device(d).part_parameters * 4, end), What::device_model, d);
@@ -232,6 +227,37 @@ class RoundSimulation {
   int models_ = 0;
 };
 
+// One simulation of every round; with host_cores, under the load the previous pass booked.
+std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, HostCores* host_cores) {
+  std::vector<net::Link> uplinks, downlinks;
+  for (const SimulatedDevice& device : input.devices) {
+    uplinks.emplace_back(device.uplink, 0);
+    downlinks.emplace_back(device.downlink, 0);
+  }
+  const int devices = static_cast<int>(input.devices.size());
+  std::vector<SimulatedRound> rounds;
+  std::int64_t start = 0;
+  for (int round = 0; round < input.rounds; ++round) {
+    RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores);
+    rounds.push_back(input.method == "adasplit" ? adasplit_round(input, std::move(record))
+                                                : RoundSimulation(input, std::move(record)).run());
+    start = rounds.back().end_ns;
+    const bool evaluated = input.method == "sl" || input.method == "adasplit" ||
+                           (round + 1) % input.aggregate_every == 0;
+    if (evaluated) start += seconds_to_ns(input.evaluation_s);
+  }
+  return rounds;
+}
+
+// Whether every round's length moved by at most `tolerance` (relative) between passes.
+bool settled(const std::vector<SimulatedRound>& before, const std::vector<SimulatedRound>& after, double tolerance) {
+  for (std::size_t r = 0; r < after.size(); ++r) {
+    const auto length = [](const SimulatedRound& round) { return static_cast<double>(round.end_ns - round.start_ns); };
+    if (std::abs(length(after[r]) - length(before[r])) > tolerance * length(before[r])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m) {
@@ -242,24 +268,29 @@ std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m) {
 }
 
 std::vector<SimulatedRound> simulate(const SimulationInput& input) {
-  const bool adasplit = input.method == "adasplit";
-  if (input.method != "fl" && input.method != "sl" && input.method != "sfl" && input.method != "pipar" && !adasplit) {
+  if (input.method != "fl" && input.method != "sl" && input.method != "sfl" && input.method != "pipar" &&
+      input.method != "adasplit") {
     throw std::invalid_argument("simulate: experiment.method = " + input.method +
                                 " cannot be simulated (fl, sl, sfl, pipar, adasplit can)");
   }
   if (input.devices.empty()) throw std::invalid_argument("simulate: no devices");
-  std::vector<net::Link> uplinks, downlinks;
-  for (const SimulatedDevice& device : input.devices) {
-    uplinks.emplace_back(device.uplink, 0);
-    downlinks.emplace_back(device.downlink, 0);
-  }
-  std::vector<SimulatedRound> rounds;
-  std::int64_t start = 0;
-  for (int round = 0; round < input.rounds; ++round) {
-    const int devices = static_cast<int>(input.devices.size());
-    rounds.push_back(adasplit ? adasplit_round(input, RoundRecorder(uplinks, downlinks, devices, round, start))
-                              : RoundSimulation(input, uplinks, downlinks, round, start).run());
-    start = rounds.back().end_ns;
+  if (input.host_cores < 0) throw std::invalid_argument("simulate: host_cores < 0");
+  if (input.host_cores == 0) return simulate_pass(input, nullptr);
+  // Processor sharing by fixed point: pass 0 runs at full speed and books its load; each
+  // next pass runs under the load of the one before, until no round moves by more than
+  // 0.5% and neither does the work's wall time (a schedule consistent with the load it
+  // causes), or kMaxPasses. A stage that overlaps only itself converges geometrically
+  // (each pass halves the gap), hence the dozen.
+  constexpr int kMaxPasses = 12;
+  constexpr double kTolerance = 0.005;
+  HostCores host_cores(input.host_cores);
+  std::vector<SimulatedRound> rounds = simulate_pass(input, &host_cores);
+  for (int pass = 1; pass < kMaxPasses; ++pass) {
+    host_cores.next_pass();
+    std::vector<SimulatedRound> next = simulate_pass(input, &host_cores);
+    const bool done = settled(rounds, next, kTolerance) && host_cores.settled(kTolerance);
+    rounds = std::move(next);
+    if (done) break;
   }
   return rounds;
 }

@@ -1,5 +1,6 @@
 #include "cmlbed/train/simulation_setup.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -16,37 +17,44 @@ namespace cmlbed::train {
 namespace {
 
 // Layers [first, last) at 0..batch samples, timed from `rank`'s profile (stretched by
-// `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate.
+// `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate, their work
+// the profile's time. Threads: the rank's intra-op threads (the cores its work asks for).
 plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::RankProfile& rank,
                                    const std::vector<model::LayerStats>& stats, std::size_t first, std::size_t last,
                                    bool input_needs_gradient, const TrainingSettings& settings, double stretch,
-                                   std::optional<double> rate) {
+                                   std::optional<double> rate, int threads) {
   const model::PartCost cost = model::part_cost(stats, first, last, input_needs_gradient);
   plan::SimulatedPart part;
+  part.stretch = rate ? 1.0 : stretch;
+  part.paced = rate.has_value();
+  part.threads = threads;
   part.step_flops = step_flops(cost.parameters, settings);
   for (std::int64_t n = 0; n <= settings.batch_size; ++n) {
     const auto samples = static_cast<double>(n);
     part.forward_flops.push_back(samples * cost.forward_per_sample);
     part.backward_flops.push_back(samples * cost.backward_per_sample);
-    double forward = 0, backward = 0;
-    if (rate) {
-      forward = part.forward_flops.back() / *rate;
-      backward = part.backward_flops.back() / *rate;
-    } else {
-      for (std::size_t l = first; l < last; ++l) {
-        forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, samples);
-        backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, samples);
-      }
-      forward *= stretch;
-      backward *= stretch;
+    double forward = 0, backward = 0;  // this host's time
+    for (std::size_t l = first; l < last; ++l) {
+      forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, samples);
+      backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, samples);
     }
-    part.forward_s.push_back(forward);
-    part.backward_s.push_back(backward);
+    if (rate) {
+      part.forward_work_s.push_back(forward);
+      part.backward_work_s.push_back(backward);
+      part.forward_s.push_back(part.forward_flops.back() / *rate);
+      part.backward_s.push_back(part.backward_flops.back() / *rate);
+    } else {
+      part.forward_s.push_back(forward * stretch);
+      part.backward_s.push_back(backward * stretch);
+    }
   }
+  double step = 0;
+  for (std::size_t l = first; l < last; ++l) step += rank.layers[l].step_s;
   if (rate) {
+    part.step_work_s = step;
     part.step_s = part.step_flops / *rate;
   } else {
-    for (std::size_t l = first; l < last; ++l) part.step_s += rank.layers[l].step_s * stretch;
+    part.step_s = step * stretch;
   }
   return part;
 }
@@ -59,19 +67,23 @@ void add_untimed_work(plan::SimulatedPart& part, const std::function<double(std:
                       const std::function<double(std::int64_t)>& backward_flops, double step_flops,
                       std::optional<double> rate) {
   const auto seconds_per_flop = [](double seconds, double flops) { return flops > 0 ? seconds / flops : 0.0; };
-  const double step_rate = rate ? 1 / *rate : seconds_per_flop(part.step_s, part.step_flops);
+  // `extra` FLOPs more on a stage of `seconds` (and, paced, `work` seconds of host time)
+  // that counted `flops`.
+  const auto add = [&](double& seconds, double* work, double flops, double extra) {
+    if (work != nullptr) *work += extra * seconds_per_flop(*work, flops);
+    seconds += extra * (rate ? 1 / *rate : seconds_per_flop(seconds, flops));
+  };
+  const auto work_at = [](std::vector<double>& work, std::size_t n) { return work.empty() ? nullptr : &work[n]; };
   for (std::size_t n = 0; n < part.forward_s.size(); ++n) {
     const auto samples = static_cast<std::int64_t>(n);
-    const double forward = rate ? 1 / *rate : seconds_per_flop(part.forward_s[n], part.forward_flops[n]);
-    const double backward = rate ? 1 / *rate : seconds_per_flop(part.backward_s[n], part.backward_flops[n]);
     const double extra_forward = forward_flops(samples) - part.forward_flops[n];
     const double extra_backward = backward_flops(samples) - part.backward_flops[n];
+    add(part.forward_s[n], work_at(part.forward_work_s, n), part.forward_flops[n], extra_forward);
+    add(part.backward_s[n], work_at(part.backward_work_s, n), part.backward_flops[n], extra_backward);
     part.forward_flops[n] += extra_forward;
     part.backward_flops[n] += extra_backward;
-    part.forward_s[n] += extra_forward * forward;
-    part.backward_s[n] += extra_backward * backward;
   }
-  part.step_s += (step_flops - part.step_flops) * step_rate;
+  add(part.step_s, part.paced ? &part.step_work_s : nullptr, part.step_flops, step_flops - part.step_flops);
   part.step_flops = step_flops;
 }
 
@@ -132,14 +144,29 @@ const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
 
 }  // namespace
 
-std::vector<std::size_t> device_sample_counts(const Config& config, int devices) {
+SampleCounts sample_counts(const Config& config, int devices) {
   const data::Dataset dataset = load_dataset(config);
-  std::vector<std::size_t> counts;
+  SampleCounts counts;
+  counts.test = dataset.test.size();
   for (const auto& indices :
        data::partition_indices(dataset.train.labels, dataset.train.num_classes, partition_spec(config, devices))) {
-    counts.push_back(indices.size());
+    counts.devices.push_back(indices.size());
   }
   return counts;
+}
+
+std::vector<std::size_t> device_sample_counts(const Config& config, int devices) {
+  return sample_counts(config, devices).devices;
+}
+
+double evaluation_seconds(const Config& config, const plan::Profile& profile, std::size_t test_samples,
+                          int devices) {
+  const plan::RankProfile& server = profile.ranks.front();
+  const auto batch = static_cast<double>(profile.batch_sizes.back());
+  double forward = 0;
+  for (const plan::LayerProfile& layer : server.layers) forward += plan::at_batch_size(profile.batch_sizes, layer.forward_s, batch);
+  const double models = config.text("experiment.method") == "adasplit" ? devices : 1;
+  return models * static_cast<double>(test_samples) * forward / batch;
 }
 
 plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
@@ -179,6 +206,11 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
   input.server_streams = static_cast<int>(config.integer("train.server_streams"));
+  input.host_cores = static_cast<int>(config.integer("plan.host_cores"));
+  const int device_threads = static_cast<int>(config.integer("train.device_threads"));
+  // Each server stream has its share of the server's threads (at least one).
+  const int server_threads = std::max(1, static_cast<int>(config.integer("train.server_threads")) /
+                                             (method == "sfl" || method == "pipar" ? input.server_streams : 1));
   input.model_parameters = model::part_cost(stats, 0, layers, false).parameters;
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();
@@ -195,12 +227,14 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     device.uplink = link_spec(config, d, LinkDirection::uplink);
     device.downlink = link_spec(config, d, LinkDirection::downlink);
     device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings,
-                                 config.real("devices.slowdown", d), config.compute_rate_flops("devices.flops", d));
+                                 config.real("devices.slowdown", d), config.compute_rate_flops("devices.flops", d),
+                                 device_threads);
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
     device.part_parameters = model::part_cost(stats, 0, split, false).parameters;
     if (method != "fl") {  // adasplit sends no gradient back: its server part's input needs none
-      device.server = simulated_part(profile, server, stats, split, layers, !adasplit, settings, 1.0, std::nullopt);
+      device.server =
+          simulated_part(profile, server, stats, split, layers, !adasplit, settings, 1.0, std::nullopt, server_threads);
     }
     input.devices.push_back(std::move(device));
   }

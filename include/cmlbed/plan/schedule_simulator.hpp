@@ -6,9 +6,10 @@
 // timeline events the runtime records, so a simulated run becomes an ordinary results
 // file (`cmlbed simulate`) and its predictions can be checked against measured runs.
 //
-// What it leaves out, and the runtime does: test-set evaluation (not in a round's timed
-// window anyway), wait events, the time to turn tensors into messages and back and to
-// copy models between modules, and the loss on the server (a few microseconds).
+// Ranks that share a host's cores (host_cores) slow each other down: see SimulationInput.
+// What it leaves out, and the runtime does: the start-up before round 1, wait events,
+// the time to turn tensors into messages and back and to copy models between modules,
+// and the loss on the server (a few microseconds).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,6 +29,17 @@ struct SimulatedPart {
   double step_s = 0;
   FlopsBySamples forward_flops, backward_flops;
   double step_flops = 0;
+  // How much of a stage is CPU work, for ranks that share a host's cores
+  // (SimulationInput::host_cores). The runtime runs a stage's real work, then sleeps:
+  // a timed part (devices.slowdown = stretch) lasts stretch x its work's wall time, its
+  // work seconds / stretch; a paced part (devices.flops) lasts at least its seconds, its
+  // work forward_work_s, ... (this host's time for it; empty: the seconds). The work uses
+  // `threads` cores.
+  double stretch = 1;
+  bool paced = false;
+  SecondsBySamples forward_work_s, backward_work_s;
+  double step_work_s = 0;
+  int threads = 1;
 };
 
 struct SimulatedDevice {
@@ -66,6 +78,15 @@ struct SimulationInput {
   // stream (d - 1) mod k, each stream in arrival order, each at the profile's speed (as
   // if every stream had its own cores).
   int server_streams = 1;
+  // Cores of the one host every rank runs on (plan.host_cores); 0: each rank has cores
+  // of its own. With C > 0 the stages' CPU work shares C cores: work progresses at
+  // min(1, C / n(t)), n(t) the cores asked for by all work running at t (processor
+  // sharing), found by simulating again until the rounds settle (schedule_simulator.cpp).
+  int host_cores = 0;
+  // Seconds between a round and the next when the server evaluates after it (rounds that
+  // aggregate; every round for sl and adasplit): the runtime scores the test set there,
+  // outside the rounds' timed work, but link traces keep running.
+  double evaluation_s = 0;
   AdaSplitSchedule adasplit;             // adasplit only
 };
 

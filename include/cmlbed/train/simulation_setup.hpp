@@ -13,9 +13,21 @@
 
 namespace cmlbed::train {
 
-// Each device's share of the training set (index d-1), which sets its mini-batches:
-// reads and partitions the data set as a run would.
+// Each device's share of the training set (index d-1), which sets its mini-batches, and
+// the test set's size: reads and partitions the data set as a run would.
+struct SampleCounts {
+  std::vector<std::size_t> devices;
+  std::size_t test = 0;
+};
+SampleCounts sample_counts(const Config& config, int devices);
 std::vector<std::size_t> device_sample_counts(const Config& config, int devices);
+
+// The server's evaluation between rounds (SimulationInput::evaluation_s), estimated from
+// the profile: the whole model's forward per sample at the largest batch size it
+// measured, over `test_samples` (adasplit: once per device's model). The runtime scores
+// in batches of 500 without gradients, a little faster per sample: an upper estimate.
+double evaluation_seconds(const Config& config, const plan::Profile& profile, std::size_t test_samples,
+                          int devices);
 
 // Device d (1..samples.size()) takes its times from the profile's rank d when the
 // profile has it, else from its last device rank (a profile of fewer ranks, e.g.

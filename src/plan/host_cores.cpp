@@ -1,0 +1,69 @@
+#include "host_cores.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace cmlbed::plan {
+
+HostCores::HostCores(int cores) : cores_(cores) {
+  if (cores < 1) throw std::invalid_argument("HostCores: need at least one core");
+}
+
+std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s) const {
+  double work_ns = work_s * 1e9;
+  if (work_ns <= 0) return 0;
+  // The step the start falls in, then step by step until the work is done.
+  auto i = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_ns) - times_.begin());
+  double t = static_cast<double>(start_ns);
+  while (true) {
+    const int load = i == 0 ? 0 : load_[i - 1];
+    const double rate = load <= cores_ ? 1.0 : static_cast<double>(cores_) / load;
+    if (i == times_.size()) {
+      t += work_ns / rate;
+      break;
+    }
+    const double step_end = static_cast<double>(times_[i]);
+    const double can_do = (step_end - t) * rate;
+    if (can_do >= work_ns) {
+      t += work_ns / rate;
+      break;
+    }
+    work_ns -= can_do;
+    t = step_end;
+    ++i;
+  }
+  return static_cast<std::int64_t>(std::llround(t)) - start_ns;
+}
+
+void HostCores::book(std::int64_t start_ns, std::int64_t end_ns, int threads) {
+  if (end_ns <= start_ns || threads < 1) return;
+  booked_wall_ns_ += static_cast<double>(end_ns - start_ns);
+  booked_.emplace_back(start_ns, threads);
+  booked_.emplace_back(end_ns, -threads);
+}
+
+void HostCores::next_pass() {
+  std::sort(booked_.begin(), booked_.end());
+  times_.clear();
+  load_.clear();
+  int load = 0;
+  for (const auto& [time, change] : booked_) {
+    load += change;
+    if (!times_.empty() && times_.back() == time) {
+      load_.back() = load;
+    } else {
+      times_.push_back(time);
+      load_.push_back(load);
+    }
+  }
+  booked_.clear();
+  previous_wall_ns_ = booked_wall_ns_;
+  booked_wall_ns_ = 0;
+}
+
+bool HostCores::settled(double tolerance) const {
+  return previous_wall_ns_ >= 0 && std::abs(booked_wall_ns_ - previous_wall_ns_) <= tolerance * previous_wall_ns_;
+}
+
+}  // namespace cmlbed::plan

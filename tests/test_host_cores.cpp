@@ -1,0 +1,108 @@
+// Ranks sharing a host's cores: HostCores' processor sharing on hand-worked loads, and
+// the simulator's rounds with SimulationInput::host_cores.
+#include <gtest/gtest.h>
+
+#include "cmlbed/plan/schedule_simulator.hpp"
+#include "plan/host_cores.hpp"
+
+namespace cmlbed::plan {
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST(HostCores, WorkRunsAtFullSpeedWithoutLoad) {
+  HostCores cores(2);
+  EXPECT_EQ(cores.wall_ns(5 * kSecond, 1.5), kSecond + kSecond / 2);
+  cores.book(0, 10 * kSecond, 2);  // two cores asked for: no slower on two cores
+  cores.next_pass();
+  EXPECT_EQ(cores.wall_ns(kSecond, 1.0), kSecond);
+  EXPECT_EQ(cores.wall_ns(kSecond, 0.0), 0);
+}
+
+TEST(HostCores, LoadAboveTheCoresSlowsWorkDownAcrossSteps) {
+  HostCores cores(2);
+  cores.book(0, 4 * kSecond, 1);
+  cores.book(0, 4 * kSecond, 1);
+  cores.book(2 * kSecond, 4 * kSecond, 2);  // from 2 s on, 4 cores asked of 2
+  cores.next_pass();
+  // From 1 s: 1 s of work at full speed to 2 s, then half speed: 1 s more work takes 2 s.
+  EXPECT_EQ(cores.wall_ns(kSecond, 2.0), 3 * kSecond);
+  // From 3 s: 0.5 s done by 4 s at half speed, the other 0.5 s at full speed after it.
+  EXPECT_EQ(cores.wall_ns(3 * kSecond, 1.0), kSecond + kSecond / 2);
+  // A new pass starts empty: what was booked before next_pass is the only load.
+  cores.next_pass();
+  EXPECT_EQ(cores.wall_ns(3 * kSecond, 1.0), kSecond);
+}
+
+TEST(HostCores, RefusesNoCores) { EXPECT_THROW(HostCores(0), std::invalid_argument); }
+
+// fl, two devices with one mini-batch each: forward 1 s, backward 1 s, step 0, the model
+// sent over unshaped links (no time). With cores of their own both are done at 2 s; on
+// one shared core each computes at half speed, done at 4 s; on two cores, at 2 s again.
+SimulationInput two_fl_devices(double slowdown) {
+  SimulationInput input;
+  input.method = "fl";
+  input.batch_size = 1;
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.samples = 1;
+    device.part.forward_s = {0, slowdown};
+    device.part.backward_s = {0, slowdown};
+    device.part.forward_flops = {0, 1};
+    device.part.backward_flops = {0, 2};
+    device.part.stretch = slowdown;
+    input.devices.push_back(device);
+  }
+  return input;
+}
+
+double round_s(const SimulationInput& input) {
+  const auto rounds = simulate(input);
+  return static_cast<double>(rounds.at(0).end_ns - rounds.at(0).start_ns) / kSecond;
+}
+
+TEST(SimulatedHostCores, RanksOnOneCoreShareIt) {
+  SimulationInput input = two_fl_devices(1);
+  EXPECT_DOUBLE_EQ(round_s(input), 2.0);
+  input.host_cores = 1;
+  EXPECT_NEAR(round_s(input), 4.0, 4.0 * 0.01);
+  input.host_cores = 2;
+  EXPECT_DOUBLE_EQ(round_s(input), 2.0);
+}
+
+// Stretched stages (slowdown 3: 1 s of work, then 2 s asleep) stretch the work's shared
+// wall time: on one core both devices' work takes 2 s, so each stage lasts 6 s (the
+// runtime sleeps twice the work's measured wall) and the round 12 s instead of 6 s.
+TEST(SimulatedHostCores, AStretchedStageStretchesItsSharedWork) {
+  SimulationInput input = two_fl_devices(3);
+  EXPECT_DOUBLE_EQ(round_s(input), 6.0);
+  input.host_cores = 1;
+  EXPECT_NEAR(round_s(input), 12.0, 12.0 * 0.01);
+}
+
+// Paced stages (devices.flops) last their paced length as long as the shared work fits.
+TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
+  SimulationInput input = two_fl_devices(1);
+  for (SimulatedDevice& device : input.devices) {
+    device.part.stretch = 1;
+    device.part.paced = true;
+    device.part.forward_s = {0, 3};  // paced to 3 s, 1 s of work
+    device.part.backward_s = {0, 3};
+    device.part.forward_work_s = {0, 1};
+    device.part.backward_work_s = {0, 1};
+  }
+  EXPECT_DOUBLE_EQ(round_s(input), 6.0);
+  input.host_cores = 1;  // 2 s of work each per stage: still inside 3 s
+  EXPECT_NEAR(round_s(input), 6.0, 6.0 * 0.01);
+  for (SimulatedDevice& device : input.devices) device.part.forward_work_s = {0, 2};  // 4 s shared: longer
+  EXPECT_NEAR(round_s(input), 4.0 + 3.0, 7.0 * 0.02);
+}
+
+TEST(SimulatedHostCores, RefusesNegativeCores) {
+  SimulationInput input = two_fl_devices(1);
+  input.host_cores = -1;
+  EXPECT_THROW(simulate(input), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cmlbed::plan
