@@ -32,10 +32,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A small problem (as in test_methods) of 5 rounds. The runs that get stopped have
-// devices 30x slower than this machine (rounds of about 2 s, so that SIGTERM lands in
-// the middle of a run); a slowdown stretches time, not arithmetic, so the references
-// run at full speed.
+// A small problem (as in test_methods) of 5 rounds. The runs that get stopped have paced
+// devices (rounds of about 1.2 s on any machine, so that SIGTERM lands in the middle of
+// a run; a devices.slowdown shrinks with the machine's speed: at 30x, sfl's rounds took
+// 0.3 s on a fast one and the run ended before the signal came); pacing stretches time,
+// not arithmetic, so the references run at full speed.
 const std::vector<std::string> kBase = {
     "--data.dataset=synthetic", "--data.synthetic_train=1200", "--data.synthetic_test=300",
     "--model.name=lenet",       "--model.split=2",             "--train.batch_size=16",
@@ -47,6 +48,14 @@ std::string env(const char* name) {
 }
 
 std::string quote(const std::string& text) { return "'" + text + "'"; }
+
+// devices.flops for rounds of about 1.2 s of `method` on kBase (a stage lasts its FLOPs /
+// the rate; fl trains the whole model on the device, sl one device at a time).
+std::string paced(const std::string& method) {
+  static const std::map<std::string, std::string> mflops = {
+      {"fl", "120"}, {"sfl", "30"}, {"pipar", "30"}, {"sl", "60"}, {"adasplit", "100"}};
+  return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -232,7 +241,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
   const std::string& reference = Resume::reference(method, rounds);
   const std::string path = Resume::file(name);
   const std::size_t all = static_cast<std::size_t>(rounds);
-  auto args = Resume::options(method, {"--devices.slowdown=30", "--experiment.rounds=" + std::to_string(rounds)});
+  auto args = Resume::options(method, {paced(method), "--experiment.rounds=" + std::to_string(rounds)});
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("--output.file=" + path);
   const Outcome stopped = Resume::run_and_stop(
@@ -301,7 +310,7 @@ TEST_F(Resume, RoundsAfterTheLastCheckpointAreRunAgain) {
 TEST_F(Resume, WithoutACheckpointTheRunStartsOver) {
   const std::string path = file("no_checkpoint");
   const Outcome stopped = run_and_stop(
-      3, options("fl", {"--devices.slowdown=30", "--output.checkpoint=0", "--output.file=" + path}), "no_checkpoint",
+      3, options("fl", {paced("fl"), "--output.checkpoint=0", "--output.file=" + path}), "no_checkpoint",
       "round 2/5");
   wait_until_unlocked(path);
   if (has_attribute(path, "interrupted")) {
