@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -48,20 +49,55 @@ std::vector<std::int64_t> with_batch(std::int64_t batch, const std::vector<std::
   return shape;
 }
 
-// Forward and backward seconds of one layer on a batch of `batch` samples.
-std::pair<double, double> time_layer(model::ModelPart& part, const std::vector<std::int64_t>& input_shape,
-                                     bool input_needs_gradient, std::int64_t batch,
-                                     const ProfilerSettings& settings) {
-  torch::Tensor input, output;
-  const auto fresh_input = [&] {
-    input = torch::randn(with_batch(batch, input_shape));
-    if (input_needs_gradient) input.requires_grad_(true);
+// Forward and backward seconds of every layer on a batch of `batch` samples, each the
+// median over settings.repeats passes through the whole model (after settings.warmup
+// untimed ones), timed inside the pass: every layer takes the output the one before it
+// has just made, as in a run's stages. (Timing each layer alone, over and over on the
+// same input, gave a VGG-5 device part 12% less forward and 20-35% less backward time
+// than the same layers chained.) Backward: a hook on each layer's input stamps the
+// gradient's arrival there, i.e. the end of the layer after it. The model's input takes
+// no gradient, like a device's; every later layer's input does, like a server part's.
+std::vector<std::pair<double, double>> time_layers(std::vector<std::unique_ptr<model::ModelPart>>& layers,
+                                                   const std::vector<std::int64_t>& input_shape, std::int64_t batch,
+                                                   const ProfilerSettings& settings) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
   };
-  const double forward = measure(settings, fresh_input, [&] { output = part.forward(input); });
-  const double backward = measure(
-      settings, [&] { fresh_input(); output = part.forward(input); },
-      [&] { output.backward(torch::ones_like(output)); });
-  return {forward, backward};
+  const std::size_t count = layers.size();
+  std::vector<std::vector<double>> forward(count), backward(count);
+  for (int run = 0; run < settings.warmup + settings.repeats; ++run) {
+    std::vector<Clock::time_point> gradient_at(count);  // [l]: the gradient of layer l's input arrived
+    torch::Tensor x = torch::randn(with_batch(batch, input_shape));
+    std::vector<double> forward_s(count);
+    Clock::time_point t = Clock::now();
+    for (std::size_t l = 0; l < count; ++l) {
+      x = layers[l]->forward(x);
+      const Clock::time_point done = Clock::now();
+      forward_s[l] = seconds(t, done);
+      if (l + 1 < count && x.requires_grad()) {
+        x.register_hook([&gradient_at, l](const torch::Tensor&) { gradient_at[l + 1] = Clock::now(); });
+      }
+      t = Clock::now();
+    }
+    if (!x.requires_grad()) {
+      throw std::logic_error("profile: the model's output needs no gradient (no layer has parameters?)");
+    }
+    const torch::Tensor seed = torch::ones_like(x);
+    const Clock::time_point start = Clock::now();
+    x.backward(seed);
+    const Clock::time_point end = Clock::now();
+    if (run < settings.warmup) continue;
+    for (std::size_t l = 0; l < count; ++l) {
+      const Clock::time_point began = l + 1 < count ? gradient_at[l + 1] : start;
+      const Clock::time_point ended = l > 0 ? gradient_at[l] : end;
+      forward[l].push_back(forward_s[l]);
+      backward[l].push_back(seconds(began, ended));
+    }
+  }
+  std::vector<std::pair<double, double>> times;
+  for (std::size_t l = 0; l < count; ++l) times.emplace_back(median(forward[l]), median(backward[l]));
+  return times;
 }
 
 std::string host_name() {
@@ -109,6 +145,7 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
   const TrainingSettings training = training_settings(config);
   const ImageShape in = training.model.input;
   std::int64_t total_parameters = 0;
+  std::vector<std::unique_ptr<model::ModelPart>> layers;
   for (std::size_t i = 0; i < stats.size(); ++i) {
     plan::LayerProfile layer;
     layer.name = stats[i].name;
@@ -116,20 +153,22 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
     layer.flops_per_sample = stats[i].flops_per_sample;
     layer.output_bytes_per_sample = stats[i].activation_bytes_per_sample;
     total_parameters += stats[i].parameters;
-    model::ModelPart part(training.model, i, i + 1, training.seed);
-    part.train();
-    const std::vector<std::int64_t> input_shape =
-        i == 0 ? std::vector<std::int64_t>{in.channels, in.height, in.width} : stats[i - 1].output_shape;
-    for (const std::int64_t batch : sizes) {
-      const auto [forward, backward] = time_layer(part, input_shape, i > 0, batch, settings);
-      layer.forward_s.push_back(forward);
-      layer.backward_s.push_back(backward);
-    }
-    if (auto optimizer = make_optimizer(part, training)) {
-      // Gradients are in place from the last backward; a step only reads them.
-      layer.step_s = measure(settings, [] {}, [&] { optimizer->step(); });
-    }
     profile.layers.push_back(std::move(layer));
+    layers.push_back(std::make_unique<model::ModelPart>(training.model, i, i + 1, training.seed));
+    layers.back()->train();
+  }
+  for (const std::int64_t batch : sizes) {
+    const auto times = time_layers(layers, {in.channels, in.height, in.width}, batch, settings);
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      profile.layers[i].forward_s.push_back(times[i].first);
+      profile.layers[i].backward_s.push_back(times[i].second);
+    }
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (auto optimizer = make_optimizer(*layers[i], training)) {
+      // Gradients are in place from the last backward; a step only reads them.
+      profile.layers[i].step_s = measure(settings, [] {}, [&] { optimizer->step(); });
+    }
   }
 
   // Averaging: one model's flat weights added into a running sum.
