@@ -126,12 +126,15 @@ say "waiting for the jobs to complete (at most 300 s)"
 # that would only make the test wait, so a held job is made eligible (what an
 # administrator may do) once its last start has no process left: a job that requeues
 # itself is pending while its batch script and ranks are still ending, and a second start
-# beside them would find its results file still open.
+# beside them would find its results file still open. Its last allocation's step daemons
+# (slurmstepd: [ID.batch], [ID.0] for srun or mpirun's daemons) must be gone too: once,
+# under ctest -j2, a start released while they were ending failed at once (exit 1, no
+# line in its log).
 release_held() {
   local id
   for id in "${jobs_all[@]}"; do
     if [[ $(field "$id" JobState) == PENDING && $(field "$id" Reason) == BeginTime ]] &&
-       ! pgrep -f "results/slurm-$id/" >/dev/null; then
+       ! pgrep -f "results/slurm-$id/" >/dev/null && ! pgrep -f "slurmstepd: \[$id\." >/dev/null; then
       scontrol update JobId="$id" StartTime=now 2>/dev/null && say "job $id: held after its requeue; released"
     fi
   done
