@@ -16,7 +16,7 @@ failures=0
 fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 
 settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_test=50 --model.name=lenet
-          --model.split=2 --train.local_iterations=4 --experiment.rounds=2 --devices.flops=50mflop/s
+          --model.split=2 --train.local_iterations=3 --experiment.rounds=2 --devices.flops=50mflop/s
           --network.uplink_rate=2mbit --network.downlink_rate=5mbit --pipar.micro_batches=4)
 "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" -o "$work/profile.json" >"$work/profile.out" 2>&1 ||
   { cat "$work/profile.out"; fail "profile failed"; exit 1; }

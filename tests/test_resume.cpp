@@ -33,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A small problem (as in test_methods) of 5 rounds. The runs that get stopped have paced
-// devices (rounds of about 1.2 s on any machine, so that SIGTERM lands in the middle of
+// devices (rounds of about 0.9 s on any machine, so that SIGTERM lands in the middle of
 // a run; a devices.slowdown shrinks with the machine's speed: at 30x, sfl's rounds took
 // 0.3 s on a fast one and the run ended before the signal came); pacing stretches time,
 // not arithmetic, so the references run at full speed.
@@ -49,11 +49,11 @@ std::string env(const char* name) {
 
 std::string quote(const std::string& text) { return "'" + text + "'"; }
 
-// devices.flops for rounds of about 1.2 s of `method` on kBase (a stage lasts its FLOPs /
+// devices.flops for rounds of about 0.9 s of `method` on kBase (a stage lasts its FLOPs /
 // the rate; fl trains the whole model on the device, sl one device at a time).
 std::string paced(const std::string& method) {
   static const std::map<std::string, std::string> mflops = {
-      {"fl", "120"}, {"sfl", "30"}, {"pipar", "30"}, {"sl", "60"}, {"adasplit", "100"}};
+      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sl", "80"}, {"adasplit", "130"}};
   return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
 }
 
