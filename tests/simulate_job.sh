@@ -23,7 +23,7 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
 # pipar-mixed: device 2 cuts its mini-batches into 1 micro-batch, device 1 into 4, and
 # each device's uplink rate is drawn from a distribution (the run and the simulator must
 # draw the same rates for the round times to agree).
-# adasplit: 1 local round, then 2 global rounds with one device picked per iteration at
+# adasplit: 2 global rounds (floor(0.4 x 2) = 0 local) with one device picked per iteration at
 # random (the simulator replays the run's orchestrator: same picks, exact bytes).
 for case in fl sl sfl pipar pipar-mixed adasplit; do
   method=${case%-mixed}
