@@ -63,7 +63,8 @@ simulate() {
   rm -f "$base.own-cores.sim.h5"
   if ((${#shared[@]} == 0)); then return; fi
   "$cmlbed" simulate "$@" --plan.host_cores=0 --profile "$base.profile.json" \
-    --output.file="$base.own-cores.sim.h5" >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }
+    --output.file="$base.own-cores.sim.h5" >"$base.own-cores.sim.out" 2>&1 ||
+    { cat "$base.own-cores.sim.out" >&2; exit 1; }
 }
 
 mkdir -p "$results"
@@ -83,14 +84,13 @@ for config in $configs; do
   name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
   base=$results/$name
   listed+=("$config:$name:$ranks")
-  if ! $force && [[ -f $base.profile.json && -f $base.sim.h5 && -f $base.run.h5 ]] &&
-     [[ $base.sim.h5 -nt $cmlbed ]]; then
-    echo "== $config: done before ($base.*)" >&2
-    continue
-  fi
-  if [[ -f $base.profile.json && -f $base.run.h5 ]] && ! $force; then
-    echo "== $config: simulating again (the profile and the measured run are kept)" >&2
-    simulate "$base" "${settings[@]}"
+  if ! $force && [[ -f $base.profile.json && -f $base.run.h5 ]]; then
+    if [[ -f $base.sim.h5 && $base.sim.h5 -nt $cmlbed ]]; then
+      echo "== $config: done before ($base.*)" >&2
+    else
+      echo "== $config: simulating again (the profile and the measured run are kept)" >&2
+      simulate "$base" "${settings[@]}"
+    fi
     continue
   fi
   echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)" >&2

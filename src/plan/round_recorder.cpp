@@ -40,32 +40,38 @@ double at(const std::vector<double>& values, std::int64_t n) {
 
 namespace {
 
-StageTime part_stage(const SimulatedPart& part, double seconds, double flops, const std::vector<double>& work,
-                     std::int64_t n) {
+// `paced_work`: a paced part's host time for the stage (a timed part's work is its
+// seconds / stretch).
+StageTime part_stage(const SimulatedPart& part, double seconds, double flops, double paced_work) {
   StageTime stage;
   stage.seconds = seconds;
   stage.flops = flops;
-  stage.work_s = !part.paced ? seconds / part.stretch : work.empty() ? seconds : at(work, n);
+  stage.work_s = part.paced ? paced_work : seconds / part.stretch;
   stage.stretch = part.stretch;
   stage.paced = part.paced;
   stage.threads = part.threads;
   return stage;
 }
 
+// A paced part's work at n samples: `work`'s value, or the stage's seconds without one.
+double paced_work(const std::vector<double>& work, std::int64_t n, double seconds) {
+  return work.empty() ? seconds : at(work, n);
+}
+
 }  // namespace
 
 StageTime forward_stage(const SimulatedPart& part, std::int64_t n) {
-  return part_stage(part, at(part.forward_s, n), at(part.forward_flops, n), part.forward_work_s, n);
+  const double seconds = at(part.forward_s, n);
+  return part_stage(part, seconds, at(part.forward_flops, n), paced_work(part.forward_work_s, n, seconds));
 }
 
 StageTime backward_stage(const SimulatedPart& part, std::int64_t n) {
-  return part_stage(part, at(part.backward_s, n), at(part.backward_flops, n), part.backward_work_s, n);
+  const double seconds = at(part.backward_s, n);
+  return part_stage(part, seconds, at(part.backward_flops, n), paced_work(part.backward_work_s, n, seconds));
 }
 
 StageTime step_stage(const SimulatedPart& part) {
-  StageTime stage = part_stage(part, part.step_s, part.step_flops, {}, 0);
-  if (part.paced) stage.work_s = part.step_work_s;
-  return stage;
+  return part_stage(part, part.step_s, part.step_flops, part.step_work_s);
 }
 
 StageTime work_stage(double seconds, double flops, int threads) {

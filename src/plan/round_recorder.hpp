@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "cmlbed/net/link.hpp"
-#include "host_cores.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/trace/event.hpp"
+#include "host_cores.hpp"
 
 namespace cmlbed::plan {
 

@@ -15,12 +15,18 @@ namespace {
 using trace::EventKind;
 using trace::MessageType;
 
+// Whether the devices' models are averaged after `round` (train.aggregate_every, and the
+// last round), as TrainingSettings::aggregates_after says for a run.
+bool aggregates_after(const SimulationInput& input, int round) {
+  return (round + 1) % input.aggregate_every == 0 || round + 1 == input.rounds;
+}
+
 class RoundSimulation {
  public:
   RoundSimulation(const SimulationInput& input, RoundRecorder record)
       : in_(input), devices_(static_cast<int>(input.devices.size())), record_(std::move(record)) {
     const int round = record_.round();
-    aggregates_ = (round + 1) % input.aggregate_every == 0 || round + 1 == input.rounds;
+    aggregates_ = aggregates_after(input, round);
     state_.resize(static_cast<std::size_t>(devices_));
     const bool replicas = input.method == "sfl" || input.method == "pipar";
     const int streams = replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
@@ -242,8 +248,7 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, HostCore
     rounds.push_back(input.method == "adasplit" ? adasplit_round(input, std::move(record))
                                                 : RoundSimulation(input, std::move(record)).run());
     start = rounds.back().end_ns;
-    const bool evaluated = input.method == "sl" || input.method == "adasplit" ||
-                           (round + 1) % input.aggregate_every == 0;
+    const bool evaluated = input.method == "sl" || input.method == "adasplit" || aggregates_after(input, round);
     if (evaluated) start += seconds_to_ns(input.evaluation_s);
   }
   return rounds;

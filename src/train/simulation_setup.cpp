@@ -161,12 +161,10 @@ std::vector<std::size_t> device_sample_counts(const Config& config, int devices)
 
 double evaluation_seconds(const Config& config, const plan::Profile& profile, std::size_t test_samples,
                           int devices) {
-  const plan::RankProfile& server = profile.ranks.front();
-  const auto batch = static_cast<double>(profile.batch_sizes.back());
-  double forward = 0;
-  for (const plan::LayerProfile& layer : server.layers) forward += plan::at_batch_size(profile.batch_sizes, layer.forward_s, batch);
+  double forward = 0;  // the whole model at the largest measured batch
+  for (const plan::LayerProfile& layer : profile.ranks.front().layers) forward += layer.forward_s.back();
   const double models = config.text("experiment.method") == "adasplit" ? devices : 1;
-  return models * static_cast<double>(test_samples) * forward / batch;
+  return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());
 }
 
 plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
