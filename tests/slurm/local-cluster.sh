@@ -41,7 +41,7 @@ install_packages() {
 
 write_config() {
   # munged wants its key private and its socket's directory open to all (execute).
-  mkdir -p "$work/state" "$work/spool" "$work/log" "$work/munge" "$work/munge-socket"
+  mkdir -p "$work/state" "$work/spool" "$work/log" "$work/munge" "$work/munge-socket" "$work/tmp"
   chmod 700 "$work/munge"
   chmod 755 "$work" "$work/munge-socket"
   cat >"$work/slurm.conf" <<EOF
@@ -62,6 +62,11 @@ SlurmctldPidFile=$work/slurmctld.pid
 SlurmdPidFile=$work/slurmd.pid
 SlurmctldLogFile=$work/log/slurmctld.log
 SlurmdLogFile=$work/log/slurmd.log
+# Job temporaries here, not in /tmp: PMIx names its client directory after the uid, job
+# and step only (/tmp/spmix_appdir_0_1.0), and every local cluster numbers its jobs from
+# 1, so a second cluster (two tests at once) or a directory left by an earlier one made
+# srun --mpi=pmix fail to launch ("Cannot create client cli tmpdir ... File exists").
+TmpFS=$work/tmp
 # No cgroups (containers often lack them): track processes by parent, bind nothing.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -80,6 +85,8 @@ SlurmdParameters=config_overrides
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=4096 State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
+  # mpi.conf is read from slurm.conf's directory.
+  echo "PMIxCliTmpDirBase=$work/tmp" >"$work/mpi.conf"
   cat >"$work/env.sh" <<EOF
 # source this to use the local cluster (sbatch, squeue, scontrol, sinfo)
 export SLURM_CONF=$work/slurm.conf
