@@ -16,6 +16,13 @@ net::DType dtype_of(const torch::Tensor& t) {
   }
 }
 
+// memcpy with a null pointer is undefined even for 0 bytes, and an empty tensor's
+// data_ptr() (a device part without parameters: split 0) and an empty payload's data()
+// are null (found by UBSan).
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, bytes);
+}
+
 torch::ScalarType scalar_type_of(net::DType d) {
   switch (d) {
     case net::DType::float32: return torch::kFloat32;
@@ -49,7 +56,7 @@ net::Payload tensor_payload(const torch::Tensor& tensor, net::MessageHeader& hea
   const torch::Tensor t = tensor.contiguous();
   describe(t, header);
   net::Payload payload(static_cast<std::size_t>(t.nbytes()));
-  std::memcpy(payload.data(), t.data_ptr(), payload.size());
+  copy_bytes(payload.data(), t.data_ptr(), payload.size());
   return payload;
 }
 
@@ -59,7 +66,7 @@ torch::Tensor tensor_from(const net::Message& message) {
     throw std::runtime_error("tensor_codec: payload shorter than its shape in " + h.describe());
   }
   torch::Tensor t = torch::empty(shape_of(h), torch::TensorOptions().dtype(scalar_type_of(h.dtype)));
-  std::memcpy(t.data_ptr(), message.payload.data(), tensor_bytes(h));
+  copy_bytes(t.data_ptr(), message.payload.data(), tensor_bytes(h));
   return t;
 }
 
@@ -69,8 +76,8 @@ net::Payload activation_payload(const torch::Tensor& activation, const torch::Te
   const torch::Tensor y = labels.contiguous().to(torch::kInt64);
   describe(a, header);
   net::Payload payload(static_cast<std::size_t>(a.nbytes() + y.nbytes()));
-  std::memcpy(payload.data(), a.data_ptr(), static_cast<std::size_t>(a.nbytes()));
-  std::memcpy(payload.data() + a.nbytes(), y.data_ptr(), static_cast<std::size_t>(y.nbytes()));
+  copy_bytes(payload.data(), a.data_ptr(), static_cast<std::size_t>(a.nbytes()));
+  copy_bytes(payload.data() + a.nbytes(), y.data_ptr(), static_cast<std::size_t>(y.nbytes()));
   return payload;
 }
 
@@ -83,7 +90,7 @@ std::pair<torch::Tensor, torch::Tensor> activation_from(const net::Message& mess
                              message.header.describe());
   }
   torch::Tensor labels = torch::empty({n}, torch::kInt64);
-  std::memcpy(labels.data_ptr(), message.payload.data() + offset, static_cast<std::size_t>(labels.nbytes()));
+  copy_bytes(labels.data_ptr(), message.payload.data() + offset, static_cast<std::size_t>(labels.nbytes()));
   return {activation, labels};
 }
 
