@@ -43,8 +43,13 @@ for r in p["ranks"]:
     check(layers == info, f"rank {r['rank']}: layers {layers} != info {info}")
     for l in r["layers"]:
         check(all(t > 0 for t in l["forward_s"] + l["backward_s"]), f"rank {r['rank']} {l['name']}: a time <= 0")
-        check(l["forward_s"][-1] > l["forward_s"][0], f"rank {r['rank']} {l['name']}: batch 16 not slower than 1")
         check((l["step_s"] > 0) == (l["parameters"] > 0), f"rank {r['rank']} {l['name']}: step {l['step_s']}")
+    # Time grows with the batch: checked on the whole model, whose batch-16 pass takes
+    # milliseconds. One small layer's median of 3 (LeNet's conv2 at batch 1: tens of
+    # microseconds) was once slower than at batch 16 under a sanitizer build at load 4.
+    for key in ("forward_s", "backward_s"):
+        total = [sum(l[key][i] for l in r["layers"]) for i in range(len(p["batch_sizes"]))]
+        check(total[-1] > total[0], f"rank {r['rank']}: the model's {key} at batch 16 not slower than at 1 ({total})")
     check(r["aggregate_s_per_parameter"] > 0 and r["codec_s_per_byte"] > 0, f"rank {r['rank']}: aggregate/codec")
 check(len(p["interpolation_checks"]) == 1 and p["interpolation_checks"][0]["batch_size"] == 12, "interpolation check")
 for b in bad: print("FAIL:", b)
