@@ -246,7 +246,8 @@ class Report:
             "server + 1 device, 3 repeats after 1 warm-up). A cell is **measured** when "
             "all three methods ran for real (`mpirun -np 5 cmlbed run`, `model.split = "
             "auto` with `--plan.profile`), else **simulated** (`cmlbed plan` for the "
-            "choice, then `cmlbed simulate` with that profile and the same device count). Speedup = FL's "
+            "choice, then `cmlbed simulate` with that profile and the same device count, the "
+            "ranks sharing this machine's cores as in a measured cell: `--plan.host_cores`). Speedup = FL's "
             "mean round time / PiPar's; server idle reduction = FL's server idle seconds per "
             "round / PiPar's (`cmlbed-report summary`'s definitions, computed by its "
             "code).\n\n" % (args.grid_config, self._grid_rounds_text()))
@@ -676,13 +677,14 @@ class Report:
                  "Median |error| "
                  "%.1f%%, largest %+.1f%% (%s, %s, %s); %d of %d predictions are shorter than "
                  "the measured round. The busy columns say where: the measured runs put 5 ranks on "
-                 "this machine's 2 cores beside other work (load in the provenance), and the "
+                 "this machine's cores beside whatever else ran (load in the provenance; the "
+                 "simulation shares the cores among the 5 ranks only), and the "
                  "server's stages took %.0f%% longer than its profile, measured alone, says "
                  "(median over these rows with server work); the devices' paced stages "
                  "overran their FLOPs / 2 GFLOP/s by a median %.0f%% (pacing can only sleep "
                  "the rest of a stage: when the real work on a shared core takes longer, "
-                 "the stage does too). On a machine with a core per rank both would vanish "
-                 "(docs/planning.md: within 0.5-3.4%% on a quiet machine).\n\n" % (100 * abs_errors[len(abs_errors) // 2] if False else
+                 "the stage does too). How close the simulator comes when a profile and its "
+                 "run are taken on a quiet machine: docs/prediction-accuracy.md.\n\n" % (
                                                100 * float(np.median(abs_errors)),
                                                100 * worst[1], worst[2], rate_text(worst[3]), worst[4],
                                                negative, len(errors),
@@ -691,7 +693,7 @@ class Report:
         if speedups:
             self.add("PiPar's speedup vs FL, measured / simulated, on the same cells: %s. The "
                      "simulated grid's speedups are therefore those of a machine where the "
-                     "server's stages run as fast as profiled; on this loaded machine the "
+                     "server's stages run as fast as profiled; on this machine, as loaded then, the "
                      "measured ones are %s.\n\n" % (
                          ", ".join("%s/%s %.2fx / %.2fx" % (n, rate_text(r), m, sm) for m, sm, n, r in speedups),
                          "lower in %d of %d cells" % (sum(1 for m, sm, _, _ in speedups if m < sm), len(speedups))))
