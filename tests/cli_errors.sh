@@ -48,6 +48,9 @@ expect 2 "train.batch_size.*not an integer" "${mpi[@]}" 2 "$cmlbed" run --dry-ru
 expect 2 "train.batch_size.*out of range" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batch_size=0
 expect 2 "network.uplink_rate.*50mbitt" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.uplink_rate=50mbitt
 expect 2 "model.split = 9 is beyond" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
+expect 2 "plan.replan = on_change re-plans what the planner chooses, and nothing is auto" \
+  "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --plan.replan=on_change
+expect 2 "plan.replan.*'sometimes'" "$cmlbed" run --dry-run "${synthetic[@]}" --plan.replan=sometimes
 expect 2 "pipar.micro_batches = 64 is more than" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --pipar.micro_batches=64
 expect 2 "at least 2 MPI ranks" "${mpi[@]}" 1 "$cmlbed" run --dry-run "${synthetic[@]}"
 expect 2 "data.dir = /nonexistent" "${mpi[@]}" 2 "$cmlbed" run --dry-run --data.dataset=mnist --data.dir=/nonexistent

@@ -193,6 +193,25 @@ TEST(RateTrace, RateAtUsesLastPointAndBaseBeforeTheFirst) {
   EXPECT_EQ(trace.rate_at(1000 * kSecond, 5e6), 2e6);
 }
 
+TEST(Link, HeldAtKeepsTheRateOfThatMomentAndDropsTheTrace) {
+  cmlbed::net::LinkSpec spec;
+  spec.rate_bits_per_second = 5e6;
+  spec.burst_bytes = 4096;
+  spec.delay_ns = 7;
+  spec.trace = RateTrace({{1, 10e6}, {30, 2e6}});
+  EXPECT_EQ(cmlbed::net::rate_at(spec, 0), 5e6);  // before the first point: the spec's own
+  EXPECT_EQ(cmlbed::net::rate_at(spec, 31 * kSecond), 2e6);
+  const cmlbed::net::LinkSpec held = cmlbed::net::held_at(spec, 2 * kSecond);
+  EXPECT_EQ(held.rate_bits_per_second, 10e6);
+  EXPECT_FALSE(held.trace.has_value());
+  EXPECT_EQ(held.burst_bytes, 4096u);
+  EXPECT_EQ(held.delay_ns, 7);
+  cmlbed::net::LinkSpec unshaped;
+  unshaped.trace = RateTrace({{1, 10e6}});
+  EXPECT_EQ(cmlbed::net::held_at(unshaped, 0).rate_bits_per_second, std::nullopt);
+  EXPECT_EQ(cmlbed::net::rate_at(spec, 0), cmlbed::net::rate_at(cmlbed::net::held_at(spec, 0), 100 * kSecond));
+}
+
 TEST(RateTrace, RejectsBadPoints) {
   const auto message = [](std::vector<cmlbed::net::RatePoint> points) {
     return invalid_argument_message([&] { RateTrace trace(points); });

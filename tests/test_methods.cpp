@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "cmlbed/config/config.hpp"
@@ -179,6 +181,57 @@ TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
   EXPECT_LE(relative_difference(trace::ResultsFile::read_model(file, "model"),
                                 trace::ResultsFile::read_model(uniform, "model")),
             1e-5);
+}
+
+// plan.replan = on_change: the uplink is thin at the start (the planner keeps the cut
+// activations small) and fast from 1 s on, within round 1 (whose uploads cannot all pass
+// the thin link by then); after round 1 the planner moves the split. With plain SGD (no
+// optimizer state to restart) where the model is cut changes no mathematics: the run
+// ends with the weights of one that never re-split, bit for bit here.
+TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
+  const std::string trace = temp_file("rising") + ".csv";
+  {
+    std::ofstream out(trace);
+    out << "t_seconds,rate\n0,0.5mbit\n1,1000mbit\n";
+  }
+  const std::vector<std::string> common = {"--experiment.method=pipar", "--pipar.micro_batches=2",
+                                           "--train.momentum=0", "--experiment.rounds=3"};
+  std::vector<std::string> replanned = common;
+  for (const std::string option : {"--model.split=auto", "--plan.replan=on_change", "--devices.flops=200MFLOP/s",
+                                   "--network.downlink_rate=1000mbit", "--network.burst=16kb"}) {
+    replanned.push_back(option);
+  }
+  replanned.push_back("--network.uplink_trace=" + trace);
+  const std::string file = run(3, "replanned", replanned);
+  const auto column = [&](const char* name) {
+    return trace::ResultsFile::read_float64_dataset(file, std::string("/plan/replans/") + name);
+  };
+  // One check, after round 1 (index 0), one row per device, the plan changed.
+  EXPECT_EQ(column("round"), (std::vector<double>{0, 0}));
+  EXPECT_EQ(column("device"), (std::vector<double>{1, 2}));
+  EXPECT_EQ(column("changed"), (std::vector<double>{1, 1}));
+  EXPECT_EQ(column("uplink_bits_per_second"), (std::vector<double>{1e9, 1e9}));
+  const auto first = trace::ResultsFile::read_float64_dataset(file, "/plan/device_split");
+  const auto after = column("split");
+  ASSERT_EQ(first.size(), 2u);
+  for (std::size_t d = 0; d < 2; ++d) EXPECT_LT(after[d], first[d]) << "device " << d + 1;
+  EXPECT_LT(column("predicted_round_s")[0], column("previous_plan_round_s")[0]);
+  // The runtime cut the model anew: the devices upload another layer's output from
+  // round 2 on (the re-split itself travels after round 1's end, outside its bytes).
+  const auto rounds = trace::ResultsFile::read_rounds(file);
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_NE(rounds[1].bytes_up, rounds[0].bytes_up);
+  EXPECT_EQ(rounds[2].bytes_up, rounds[1].bytes_up);
+
+  const std::string fixed = run(3, "not_replanned", [&] {
+    std::vector<std::string> options = common;
+    options.push_back("--model.split=4");
+    return options;
+  }());
+  EXPECT_LE(relative_difference(trace::ResultsFile::read_model(file, "model"),
+                                trace::ResultsFile::read_model(fixed, "model")),
+            1e-6);
+  std::remove(trace.c_str());
 }
 
 TEST_F(Methods, EveryMethodLearns) {

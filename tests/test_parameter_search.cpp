@@ -4,7 +4,11 @@
 // than the best uniform pair; values the user fixed are kept.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -117,6 +121,34 @@ TEST(ParameterSearch, SplitFedHasOneMicroBatch) {
   const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
   for (const PlanCandidate& c : result.candidates) EXPECT_EQ(c.micro_batches, 1);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c.micro_batches, 1);
+}
+
+// plan.replan's planning: a link with a trace, held at a moment, is planned exactly as a
+// link of that moment's constant rate; at another moment the plan differs.
+TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
+  const std::string trace = ::testing::TempDir() + "cmlbed_plan_trace_" + std::to_string(::getpid()) + ".csv";
+  {
+    std::ofstream out(trace);
+    out << "t_seconds,rate\n0,5mbit\n1,100kbit\n";
+  }
+  const auto with = [&](const std::vector<RawSetting>& overrides) { return Config::resolve(base_settings(), overrides); };
+  const Config traced = with({{"network.uplink_trace", trace, "test"}});
+  const plan::Profile profile = server_profile(traced);
+  const std::vector<std::size_t> samples = {300, 300, 300};
+  const auto same = [&](const PlanResult& a, const PlanResult& b) {
+    EXPECT_EQ(a.choices, b.choices);
+    EXPECT_DOUBLE_EQ(a.chosen.round_s, b.chosen.round_s);
+  };
+  const PlanResult at_start = search_plan(traced, profile, samples, {}, 0);
+  same(at_start, search_plan(with({}), profile, samples));  // base_settings' uplink is 5mbit
+  const PlanResult after_drop = search_plan(traced, profile, samples, {}, 2'000'000'000);
+  same(after_drop, search_plan(with({{"network.uplink_rate", "100kbit", "test"}}), profile, samples));
+  EXPECT_GT(after_drop.chosen.round_s, at_start.chosen.round_s);
+  EXPECT_NE(after_drop.choices, at_start.choices);
+  // predict_plan is the search's own prediction of a plan.
+  EXPECT_DOUBLE_EQ(predict_plan(traced, profile, samples, after_drop.choices, 2'000'000'000).round_s,
+                   after_drop.chosen.round_s);
+  std::remove(trace.c_str());
 }
 
 }  // namespace

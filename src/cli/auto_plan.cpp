@@ -138,8 +138,11 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   if (is_server && !error) {
     try {
-      const train::PlanResult result =
-          train::search_plan(probe, profile, train::device_sample_counts(probe, devices), freedom);
+      // Re-planning plans for the links as they are whenever it plans (replanning.hpp).
+      const std::optional<std::int64_t> links_held_at_ns =
+          probe.text("plan.replan") == "on_change" ? std::optional<std::int64_t>(0) : std::nullopt;
+      const train::PlanResult result = train::search_plan(probe, profile, train::device_sample_counts(probe, devices),
+                                                          freedom, links_held_at_ns);
       const train::PlanCandidate& best = result.candidates[result.best];
       chosen[0] = static_cast<std::int64_t>(best.split);
       chosen[1] = best.micro_batches;
@@ -204,6 +207,12 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
     }
   }
   choice.cli_settings = with_values(cli_settings, values);
+  for (int d = 1; d <= devices; ++d) {
+    choice.plan.push_back({static_cast<std::size_t>(chosen[static_cast<std::size_t>(2 * d)]),
+                           static_cast<int>(chosen[static_cast<std::size_t>(2 * d + 1)])});
+  }
+  choice.freedom = std::move(freedom);
+  choice.profile = std::move(profile);
   return choice;
 }
 

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/parameter_search.hpp"
 
 namespace cmlbed::cli {
 
@@ -23,10 +25,15 @@ std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_
 struct AutoChoice {
   std::vector<RawSetting> cli_settings;  // the command line with the choice in place of the autos
   trace::ResultsFile::PlanTable table;   // for the results file
+  // For re-planning (plan.replan): what the planner may choose per device, the plan per
+  // device (every rank), and the profile it planned from (rank 0).
+  std::vector<train::DeviceFreedom> freedom;
+  std::vector<train::DeviceChoice> plan;
+  plan::Profile profile;
 };
 
 // Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
-// rank 0, prints one line per device there, and returns the same choice on every rank
+// rank 0 (with plan.replan = on_change, for the links' rates at the start, held), prints one line per device there, and returns the same choice on every rank
 // (ConfigError for a method with nothing to choose).
 // `probe` is the configuration with placeholders (with_autos_replaced).
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,

@@ -154,6 +154,11 @@ int run_command(int argc, char** argv) {
       ranks = planned_ranks(args, mpi.size());
       if (!args.resume_file.empty()) {
         config = resume_config(args, mpi.size(), is_server);
+        if (config->text("plan.replan") != "off") {
+          throw ConfigError("run: cannot resume " + args.resume_file + ": it ran with plan.replan = " +
+                            config->text("plan.replan") + ", which keeps no checkpoints (a re-planned run " +
+                            "cannot be resumed yet); run its configuration again");
+        }
         validate_config(*config, ranks, /*check_output=*/false);  // the file exists: it is appended to
       } else {
         file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
@@ -173,6 +178,12 @@ int run_command(int argc, char** argv) {
           config = Config::resolve(file_settings, args.settings);
         }
         validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
+        if (!planning && config->text("plan.replan") != "off") {
+          throw ConfigError("plan.replan = " + config->text("plan.replan") +
+                            " re-plans what the planner chooses, and nothing is auto: set model.split = auto "
+                            "and/or pipar.micro_batches = auto, or plan.replan = off (a results file stores the "
+                            "first plan's values in place of auto; rerun the original configuration to re-plan)");
+        }
       }
       if (!args.dry_run) train::check_method_available(*config);
     }
@@ -213,19 +224,25 @@ int run_command(int argc, char** argv) {
   }
   try {
     std::optional<trace::ResultsFile::PlanTable> plan;
+    std::optional<train::Replanner> replanner;
     if (planning) {
       AutoChoice choice = choose_auto(*config, file_settings, auto_settings, ranks - 1, is_server);
       args.settings = std::move(choice.cli_settings);
       config = Config::resolve(file_settings, args.settings);
       validate_config(*config, ranks, /*check_output=*/false);
       plan = std::move(choice.table);
+      if (config->text("plan.replan") == "on_change") {
+        replanner.emplace(*config, ranks - 1, is_server, std::move(choice.profile), std::move(choice.freedom),
+                          std::move(choice.plan));
+      }
     }
     return train::run_experiment(*config, mpi, config->text("output.file"), started,
                                  args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
                                  [&](trace::ResultsFile& results) {
                                    if (plan) results.write_plan(*plan);
                                    record_privacy(*config, ranks - 1, results);
-                                 });
+                                 },
+                                 replanner ? &*replanner : nullptr);
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.
     if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";

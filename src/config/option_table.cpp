@@ -159,6 +159,12 @@ std::vector<OptionSpec> build_table() {
                      "cores, and their stages' work shares them (processor sharing); 0: each "
                      "rank has cores of its own (ranks spread over nodes)"),
               0, 1 << 20),
+      choice("plan.replan", "off", {"off", "on_change"},
+             "with model.split or pipar.micro_batches = auto: on_change plans for the links' "
+             "rates as they are at the start, and plans again after a round in which a rate "
+             "trace changed a link (at the first such round that averages the models), "
+             "re-splitting the model if the new plan is predicted 1% faster; off: one plan "
+             "before round 1, simulating the traces from the start (docs/planning.md)"),
 
       // [adasplit] (docs/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",

@@ -28,6 +28,17 @@ void validate_link_spec(const LinkSpec& spec) {
   }
 }
 
+std::optional<double> rate_at(const LinkSpec& spec, std::int64_t ns_since_start) {
+  return spec.trace ? spec.trace->rate_at(ns_since_start, spec.rate_bits_per_second) : spec.rate_bits_per_second;
+}
+
+LinkSpec held_at(const LinkSpec& spec, std::int64_t ns_since_start) {
+  LinkSpec held = spec;
+  held.rate_bits_per_second = rate_at(spec, ns_since_start);
+  held.trace.reset();
+  return held;
+}
+
 namespace {
 
 std::optional<TokenBucket> make_bucket(const LinkSpec& spec, std::int64_t start_ns) {

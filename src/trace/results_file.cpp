@@ -409,6 +409,29 @@ void truncate_table(hid_t dataset, hsize_t& rows, hsize_t keep, const std::strin
   rows = keep;
 }
 
+// Creates the group at `path` unless it exists (its parent must).
+void ensure_group(hid_t file, const std::string& path, const std::string& file_where) {
+  const std::string where = quoted(path) + " in " + file_where;
+  if (check_bool(H5Lexists(file, path.c_str(), H5P_DEFAULT), "H5Lexists(" + where + ")")) return;
+  owned<GroupHandle>(H5Gcreate2(file, path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                     "H5Gcreate2(" + where + ")");
+}
+
+// Writes `values` as the float64 dataset at `path`, replacing one there.
+void replace_float64_dataset(hid_t file, const std::string& path, const std::vector<double>& values,
+                             const std::string& where) {
+  if (check_bool(H5Lexists(file, path.c_str(), H5P_DEFAULT), "H5Lexists(" + where + ")")) {
+    check(H5Ldelete(file, path.c_str(), H5P_DEFAULT), "H5Ldelete(" + where + ")");
+  }
+  const auto space = vector_space(values.size());
+  const auto dataset = owned<DatasetHandle>(
+      H5Dcreate2(file, path.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      "H5Dcreate2(" + where + ")");
+  if (values.empty()) return;
+  check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+        "H5Dwrite(" + where + ")");
+}
+
 }  // namespace
 
 struct ResultsFile::Impl {
@@ -736,26 +759,46 @@ void ResultsFile::write_process_measure(const std::string& name, const std::vect
   const hid_t file = impl.file.get();
   const std::string path = "/process/" + name;
   const std::string where = quoted(path) + " in " + impl.where();
-  if (!check_bool(H5Lexists(file, "/process", H5P_DEFAULT), "H5Lexists(/process)")) {
-    owned<GroupHandle>(H5Gcreate2(file, "/process", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                       "H5Gcreate2('/process' in " + impl.where() + ")");
+  ensure_group(file, "/process", impl.where());
+  replace_float64_dataset(file, path, per_rank, where);
+}
+
+void ResultsFile::write_replans(const ReplanTable& table) {
+  Impl& impl = open_impl();
+  hdf5::silence_error_printing();
+  const hid_t file = impl.file.get();
+  ensure_group(file, "/plan", impl.where());
+  ensure_group(file, "/plan/replans", impl.where());
+  const std::pair<const char*, const std::vector<double>*> columns[] = {
+      {"round", &table.round},
+      {"device", &table.device},
+      {"uplink_bits_per_second", &table.uplink_bits_per_second},
+      {"downlink_bits_per_second", &table.downlink_bits_per_second},
+      {"split", &table.split},
+      {"micro_batches", &table.micro_batches},
+      {"predicted_round_s", &table.predicted_round_s},
+      {"previous_plan_round_s", &table.previous_plan_round_s},
+      {"changed", &table.changed}};
+  for (const auto& [name, values] : columns) {
+    if (values->size() != table.round.size()) {
+      throw std::invalid_argument(std::string("write_replans: column ") + name + " has " +
+                                  std::to_string(values->size()) + " rows, round has " +
+                                  std::to_string(table.round.size()));
+    }
+    const std::string path = std::string("/plan/replans/") + name;
+    replace_float64_dataset(file, path, *values, quoted(path) + " in " + impl.where());
   }
-  if (check_bool(H5Lexists(file, path.c_str(), H5P_DEFAULT), "H5Lexists(" + where + ")")) {
-    check(H5Ldelete(file, path.c_str(), H5P_DEFAULT), "H5Ldelete(" + where + ")");
-  }
-  const auto space = vector_space(per_rank.size());
-  const auto dataset = owned<DatasetHandle>(
-      H5Dcreate2(file, path.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      "H5Dcreate2(" + where + ")");
-  check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, per_rank.data()),
-        "H5Dwrite(" + where + ")");
 }
 
 std::vector<double> ResultsFile::read_process_measure(const std::string& path, const std::string& name) {
+  return read_float64_dataset(path, "/process/" + name);
+}
+
+std::vector<double> ResultsFile::read_float64_dataset(const std::string& path, const std::string& name) {
   const FileHandle file = open_read_only(path);
-  const std::string where = "'/process/" + name + "' in " + quoted(path);
+  const std::string where = quoted(name) + " in " + quoted(path);
   const auto dataset = owned<DatasetHandle>(
-      H5Dopen2(file.get(), ("/process/" + name).c_str(), H5P_DEFAULT), "H5Dopen2(" + where + ")");
+      H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2(" + where + ")");
   const auto space = owned<DataspaceHandle>(H5Dget_space(dataset.get()), "H5Dget_space(" + where + ")");
   const hssize_t count = H5Sget_simple_extent_npoints(space.get());
   if (count < 0) hdf5::throw_error("H5Sget_simple_extent_npoints(" + where + ")");

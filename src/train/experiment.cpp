@@ -108,7 +108,7 @@ RunStamp now_stamp() {
 
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode,
-                   const std::function<void(trace::ResultsFile&)>& on_created) {
+                   const std::function<void(trace::ResultsFile&)>& on_created, Replanner* replanner) {
   const int rank = mpi.rank();
   const int devices = mpi.size() - 1;
   const bool is_server = rank == 0;
@@ -135,9 +135,14 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
 
   const int rounds = static_cast<int>(config.integer("experiment.rounds"));
   const std::string& method_name = config.text("experiment.method");
-  const bool resumable = method->supports_checkpoints();
+  // A re-planned run's parts no longer match its stored configuration's split points, so
+  // a checkpoint of it could not be loaded: it keeps none (yet).
+  const bool resumable = method->supports_checkpoints() && replanner == nullptr;
   const std::int64_t checkpoint_every = resumable ? config.integer("output.checkpoint") : 0;
-  if (is_server && !resumable && config.user_set("output.checkpoint") && config.integer("output.checkpoint") > 0) {
+  if (is_server && replanner != nullptr && config.integer("output.checkpoint") > 0) {
+    std::cerr << "cmlbed: note: plan.replan = on_change: no checkpoints are written (a re-planned run cannot be "
+                 "resumed yet); every completed round is in the results file all the same" << std::endl;
+  } else if (is_server && !resumable && config.user_set("output.checkpoint") && config.integer("output.checkpoint") > 0) {
     std::cerr << "cmlbed: note: method " << method_name
               << " does not save checkpoints; output.checkpoint is ignored" << std::endl;
   }
@@ -298,6 +303,19 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const auto evaluations =
         net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
     const auto evaluation_starts = net::gather_int64(evaluation_start, control.get());
+    // Re-planning, outside the timed work; a re-split's transfers go with this round's
+    // events (after its end, like the evaluation's).
+    bool replan_checked = false;
+    if (replanner != nullptr) {
+      const Replanner::Outcome outcome = replanner->after_round(round, timeline.now_ns() - links_start, control.get());
+      replan_checked = outcome.checked;
+      try {
+        if (outcome.adopted) method->apply_plan(context, *outcome.adopted);
+      } catch (const Interrupted&) {
+        // Asked to stop while re-splitting: every rank was signalled, so the run stops at
+        // the next round boundary, with this round recorded.
+      }
+    }
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
@@ -326,6 +344,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                                           config.flag("output.timeline"), measures));
       for (int r = 0; r < mpi.size(); ++r) results->append_events(r, events[static_cast<std::size_t>(r)]);
       results->append_round(records.back());
+      if (replan_checked) results->write_replans(replanner->table());
       results->set_summary(summarize(records));
       results->flush();
       if (config.flag("output.progress")) {

@@ -50,6 +50,10 @@ void Method::load_state(torch::serialize::InputArchive& /*archive*/) {
   throw std::logic_error("this method does not support checkpoints (supports_checkpoints() is false)");
 }
 
+void Method::apply_plan(const RoundContext& /*context*/, const std::vector<DeviceChoice>& /*plan*/) {
+  throw std::logic_error("this method has no split point or micro-batches to re-plan");
+}
+
 trace::Timeline::Scope compute_stage(const RoundContext& context, trace::EventKind kind, int batch,
                                      int micro_batch, double flops) {
   throw_if_interrupted();  // a safe point: nothing of the stage has run yet

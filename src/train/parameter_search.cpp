@@ -9,6 +9,7 @@
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
+#include "cmlbed/net/link.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/round_report.hpp"
@@ -22,8 +23,8 @@ namespace {
 class PlanInputs {
  public:
   PlanInputs(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-             const std::vector<model::LayerStats>& stats)
-      : config_(config), profile_(profile), samples_(samples), stats_(stats) {}
+             const std::vector<model::LayerStats>& stats, std::optional<std::int64_t> links_held_at_ns)
+      : config_(config), profile_(profile), samples_(samples), stats_(stats), links_held_at_ns_(links_held_at_ns) {}
 
   plan::SimulationInput of(const std::vector<DeviceChoice>& choices) {
     plan::SimulationInput input = at(choices.front().split);
@@ -38,7 +39,14 @@ class PlanInputs {
   const plan::SimulationInput& at(std::size_t split) {
     auto found = by_split_.find(split);
     if (found == by_split_.end()) {
-      found = by_split_.emplace(split, simulation_input(config_, profile_, samples_, {split, 1}, stats_)).first;
+      plan::SimulationInput input = simulation_input(config_, profile_, samples_, {split, 1}, stats_);
+      if (links_held_at_ns_) {
+        for (plan::SimulatedDevice& device : input.devices) {
+          device.uplink = net::held_at(device.uplink, *links_held_at_ns_);
+          device.downlink = net::held_at(device.downlink, *links_held_at_ns_);
+        }
+      }
+      found = by_split_.emplace(split, std::move(input)).first;
     }
     return found->second;
   }
@@ -47,6 +55,7 @@ class PlanInputs {
   const plan::Profile& profile_;
   const std::vector<std::size_t>& samples_;
   const std::vector<model::LayerStats>& stats_;
+  std::optional<std::int64_t> links_held_at_ns_;
   std::map<std::size_t, plan::SimulationInput> by_split_;
 };
 
@@ -111,7 +120,7 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 }
 
 PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                       const std::vector<DeviceFreedom>& given_freedom) {
+                       const std::vector<DeviceFreedom>& given_freedom, std::optional<std::int64_t> links_held_at_ns) {
   const std::string method = config.text("experiment.method");
   if (method != "sfl" && method != "pipar") {
     throw ConfigError("plan: experiment.method = " + method +
@@ -149,7 +158,7 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
     return choices;
   };
 
-  PlanInputs inputs(config, profile, samples, stats);
+  PlanInputs inputs(config, profile, samples, stats, links_held_at_ns);
   PlanResult result;
   const auto predict_plan = [&](const std::vector<DeviceChoice>& choices) {
     ++result.simulations;
@@ -204,6 +213,17 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   result.closed_form_micro_batches = method == "pipar" ? closed_form_micro_batches(at_best, batch) : 1;
   result.closed_form = predict_plan(uniform(best.split, result.closed_form_micro_batches));
   return result;
+}
+
+PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+                           const std::vector<DeviceChoice>& plan, std::optional<std::int64_t> links_held_at_ns) {
+  if (plan.size() != samples.size()) throw std::invalid_argument("predict_plan: a plan for another device count");
+  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
+  PlanInputs inputs(config, profile, samples, stats, links_held_at_ns);
+  PlanCandidate candidate = predict(inputs.of(plan));
+  candidate.split = plan.front().split;
+  candidate.micro_batches = plan.front().micro_batches;
+  return candidate;
 }
 
 }  // namespace cmlbed::train

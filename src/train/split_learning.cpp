@@ -25,11 +25,12 @@ net::MessageHeader header_for(net::MessageKind kind, int round, int batch, int m
 }
 
 net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Module& module,
-                           std::int64_t samples) {
+                           std::int64_t samples,
+                           net::Transport::Shaping shaping = net::Transport::Shaping::link) {
   net::MessageHeader header = header_for(net::MessageKind::model, context.round, -1, -1, 0);
   header.samples = samples;
   net::Payload payload = tensor_payload(flat_state(module), header);
-  return context.transport.send(peer, header, std::move(payload));
+  return context.transport.send(peer, header, std::move(payload), shaping);
 }
 
 }  // namespace
@@ -302,6 +303,47 @@ void SplitLearning::aggregate(const RoundContext& context) {
   for (int device = 1; device <= devices_; ++device) {
     wait_or_throw(replies[static_cast<std::size_t>(device - 1)], context, device, "averaged device part");
   }
+}
+
+// A device whose split moves gets new parts on both sides, cut from the averaged whole
+// model (every copy of the model is that average after the round), and new optimizers:
+// their state (momentum, Adam's moments) restarts, since it belonged to the old parts.
+// The server sends the new device part past the link (Shaping::none, as evaluation
+// traffic): re-splitting is the testbed's act, not the method's traffic. New
+// micro-batch counts need nothing but the count.
+void SplitLearning::apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) {
+  if (schedule_ == SplitSchedule::sl) throw std::logic_error("sl has no plan to change");
+  if (plan.size() != static_cast<std::size_t>(devices_)) throw std::invalid_argument("apply_plan: a plan for another device count");
+  const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
+  const std::size_t layers = stats.size();
+  std::vector<std::pair<int, net::SendHandle>> sent;
+  for (int device = 1; device <= devices_; ++device) {
+    const DeviceChoice& choice = plan[static_cast<std::size_t>(device - 1)];
+    if (choice.split > layers) throw std::invalid_argument("apply_plan: split " + std::to_string(choice.split) + " beyond the model");
+    micro_batches_[static_cast<std::size_t>(device - 1)] = schedule_ == SplitSchedule::pipar ? choice.micro_batches : 1;
+    if (choice.split == split_for(device)) continue;
+    splits_[static_cast<std::size_t>(device - 1)] = choice.split;
+    if (rank_ == 0) {
+      std::map<std::string, torch::Tensor> whole;
+      for (auto& [name, tensor] : named_state(*whole_model_)) whole[name] = tensor;
+      ServerPart& server = server_parts_[static_cast<std::size_t>(device - 1)];
+      server.part = std::make_unique<model::ModelPart>(settings_.model, choice.split, layers, settings_.seed);
+      load_named_state(*server.part, whole);
+      server.optimizer = make_optimizer(*server.part, settings_);
+      server_costs_[static_cast<std::size_t>(device - 1)] = model::part_cost(stats, choice.split, layers, true);
+      auto& shadow = device_shadows_[static_cast<std::size_t>(device - 1)];
+      shadow = std::make_unique<model::ModelPart>(settings_.model, 0, choice.split, settings_.seed);
+      load_named_state(*shadow, whole);
+      sent.emplace_back(device, send_state(context, device, *shadow, 0, net::Transport::Shaping::none));
+    } else if (rank_ == device) {
+      device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, choice.split, settings_.seed);
+      net::RecvHandle part = context.transport.post_recv(0, net::MessageKind::model);
+      load_flat_state(*device_part_, tensor_from(receive_or_throw(part, context, 0, "re-split device part")));
+      device_optimizer_ = make_optimizer(*device_part_, settings_);
+      device_cost_ = model::part_cost(stats, 0, choice.split, false);
+    }
+  }
+  for (auto& [device, handle] : sent) wait_or_throw(handle, context, device, "re-split device part");
 }
 
 std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {

@@ -30,6 +30,7 @@ class SplitLearning : public Method {
   bool supports_checkpoints() const override { return true; }
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
+  void apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) override;
 
  private:
   struct ServerPart {

@@ -29,6 +29,13 @@ struct LinkSpec {
 // burst, a negative delay or jitter, jitter above the delay, a rate out of range.
 void validate_link_spec(const LinkSpec& spec);
 
+// The rate `spec` has at `ns_since_start` (its trace's there, else its own; nullopt:
+// unshaped).
+std::optional<double> rate_at(const LinkSpec& spec, std::int64_t ns_since_start);
+// The same link with that rate held from then on (no trace): what a planner that knows
+// only the link's present rate, not its future, assumes (plan.replan).
+LinkSpec held_at(const LinkSpec& spec, std::int64_t ns_since_start);
+
 class Link {
  public:
   struct Slot {

@@ -123,6 +123,20 @@ class ResultsFile {
   };
   void write_plan(const PlanTable& plan);
 
+  // The re-planner's checks (plan.replan; docs/results-format.md, "/plan/replans"): one
+  // row per device and check, as float64 datasets /plan/replans/<column>, replaced on
+  // every call (the table so far).
+  struct ReplanTable {
+    std::vector<double> round;       // the check followed this round (0-based, as /rounds)
+    std::vector<double> device;      // 1..devices
+    std::vector<double> uplink_bits_per_second, downlink_bits_per_second;  // the rates then (NaN: unshaped)
+    std::vector<double> split, micro_batches;  // the plan for the rounds after it
+    std::vector<double> predicted_round_s;     // that plan's predicted round at these rates
+    std::vector<double> previous_plan_round_s;  // the plan in force before, predicted at these rates
+    std::vector<double> changed;                // 1: the plan changed (for any device), 0: kept
+  };
+  void write_replans(const ReplanTable& table);
+
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);
 
@@ -151,6 +165,8 @@ class ResultsFile {
   static int read_mpi_size(const std::string& path);
   static std::vector<CheckpointRecord> read_checkpoints(const std::string& path);
   static std::vector<double> read_process_measure(const std::string& path, const std::string& name);
+  // Any one-dimensional float64 dataset, by its path in the file (e.g. "/plan/replans/split").
+  static std::vector<double> read_float64_dataset(const std::string& path, const std::string& dataset);
 
  private:
   struct Impl;

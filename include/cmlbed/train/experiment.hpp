@@ -7,6 +7,7 @@
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/replanning.hpp"
 
 namespace cmlbed::train {
 
@@ -33,8 +34,11 @@ enum class RunStart { fresh, resume };
 // the overrides a resumed run allows).
 // `on_created` (rank 0, a fresh run): called once the results file exists, to add what
 // came before the run (the planner's choice).
+// `replanner` (plan.replan = on_change): asked after every round's evaluation whether to
+// change the plan (replanning.hpp); a run that re-plans writes no checkpoints.
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode = RunStart::fresh,
-                   const std::function<void(trace::ResultsFile&)>& on_created = {});
+                   const std::function<void(trace::ResultsFile&)>& on_created = {},
+                   Replanner* replanner = nullptr);
 
 }  // namespace cmlbed::train

@@ -15,6 +15,7 @@
 
 #include "cmlbed/net/transport.hpp"
 #include "cmlbed/trace/timeline.hpp"
+#include "cmlbed/train/device_choice.hpp"
 #include "cmlbed/train/evaluation.hpp"
 
 // LibTorch's checkpoint archives, declared here so that the drivers and methods that
@@ -77,6 +78,13 @@ class Method {
   virtual bool supports_checkpoints() const { return false; }
   virtual void save_state(torch::serialize::OutputArchive& archive);
   virtual void load_state(torch::serialize::InputArchive& archive);
+
+  // Re-planning (plan.replan, replanning.hpp): on every rank, after a round that averaged
+  // the models and its evaluation, outside the round's timed work: from the next round
+  // on, device d splits at plan[d-1].split and cuts each mini-batch into
+  // plan[d-1].micro_batches. The weights stay those of the averaged model. Methods
+  // without such choices keep the default, which refuses (std::logic_error).
+  virtual void apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan);
 };
 
 // A compute stage of this rank: on the timeline as `kind` (lane compute), and `flops`

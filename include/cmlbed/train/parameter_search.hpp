@@ -17,6 +17,7 @@
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
+#include "cmlbed/train/device_choice.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
 
 namespace cmlbed::train {
@@ -34,14 +35,6 @@ struct PlanCandidate {
 struct DeviceFreedom {
   std::optional<std::size_t> split;
   std::optional<int> micro_batches;
-};
-
-struct DeviceChoice {
-  std::size_t split = 0;
-  int micro_batches = 1;
-  bool operator==(const DeviceChoice& other) const {
-    return split == other.split && micro_batches == other.micro_batches;
-  }
 };
 
 struct PlanResult {
@@ -68,7 +61,16 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 // starts with full token buckets), or of the first when the run has one round. Throws
 // ConfigError for a method with nothing to choose (fl, sl, adasplit, transfer).
 // `freedom` (index d-1; empty: choose everything for every device) says what is kept.
+// `links_held_at_ns`, when given, plans for every link's rate at that time since the links
+// started, held from then on (net::held_at; plan.replan), instead of simulating the rate
+// traces from the start.
 PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                       const std::vector<DeviceFreedom>& freedom = {});
+                       const std::vector<DeviceFreedom>& freedom = {},
+                       std::optional<std::int64_t> links_held_at_ns = std::nullopt);
+
+// The prediction of one plan (per device, index d-1), as search_plan makes it.
+PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+                           const std::vector<DeviceChoice>& plan,
+                           std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 
 }  // namespace cmlbed::train

@@ -1,0 +1,69 @@
+#pragma once
+// plan.replan = on_change (docs/planning.md, "Re-planning"): the planner's choice made
+// again when a rate trace has changed a link. Every plan is made for the links' rates as
+// they are when it is made, held from then on (net::held_at): the first before round 1,
+// then one after each round in which some link's rate moved, or, when that round did not
+// average the models (train.aggregate_every), after the next that does (the model can
+// only be cut anew where every copy of it is the average). The new plan is adopted when
+// it is predicted at least kReplanGain faster than the plan in force at the new rates
+// (re-splitting restarts the optimizers of the devices it moves); Method::apply_plan
+// then changes the split points and micro-batch counts on every rank.
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/plan/profile.hpp"
+#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/device_choice.hpp"
+#include "cmlbed/train/parameter_search.hpp"
+
+namespace cmlbed::train {
+
+constexpr double kReplanGain = 0.01;
+
+class Replanner {
+ public:
+  // `plan`: the plan in force, made for the links at time 0. `profile` and `freedom`
+  // (what the planner may choose, per device) matter on the server only.
+  Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
+            std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan);
+
+  struct Outcome {
+    bool checked = false;                            // the planner ran (rank 0 added rows)
+    std::optional<std::vector<DeviceChoice>> adopted;  // the new plan, on every rank
+  };
+  // Collective on `comm`, after round `round` (0-based) and its evaluation.
+  // `links_elapsed_ns`: how long the links have run (the server's figure counts). The
+  // server plans and prints one line when it does.
+  Outcome after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm);
+
+  // The server's checks so far, for the results file.
+  const trace::ResultsFile::ReplanTable& table() const { return table_; }
+
+ private:
+  struct Rates {
+    std::vector<std::optional<double>> up, down;  // per device (index d-1); nullopt: unshaped
+    bool operator==(const Rates& other) const { return up == other.up && down == other.down; }
+  };
+  Rates rates_at(std::int64_t links_elapsed_ns) const;
+  // The server: plans at the present rates, records the check and returns the new plan
+  // when it is adopted.
+  std::optional<std::vector<DeviceChoice>> plan_again(int round, std::int64_t links_elapsed_ns, const Rates& now);
+
+  Config config_;  // the run's (with the plan in force filled in)
+  int devices_;
+  bool is_server_;
+  int aggregate_every_;
+  int rounds_;
+  plan::Profile profile_;
+  std::vector<DeviceFreedom> freedom_;
+  std::vector<std::size_t> samples_;  // the server's: each device's share of the data
+  std::vector<DeviceChoice> plan_;
+  Rates planned_for_;
+  trace::ResultsFile::ReplanTable table_;
+};
+
+}  // namespace cmlbed::train
