@@ -4,7 +4,8 @@
 # configs/changing-bandwidth.ini (every link drops and partly recovers mid-run), PiPar
 # once with one hand choice for every device (split 4, 4 micro-batches) and once with
 # the planner's per-device choice (model.split = auto and pipar.micro_batches = auto for
-# every device, planned before round 1; no re-planning when the links change: not built).
+# every device, planned before round 1), and, where the config's links follow rate traces,
+# once more planned again whenever a link has changed (plan.replan = on_change).
 # One table per experiment (cmlbed-report summary: round time, server and device idle,
 # accuracy, speedup and idle reduction against FL) and the planner's lines.
 #
@@ -12,7 +13,7 @@
 #
 # OVERRIDES (--section.key=value) go to every run (e.g. --experiment.rounds=2 for a try).
 # Results (default results/heterogeneity): EXPERIMENT-RUN.h5, EXPERIMENT.md (tables),
-# EXPERIMENT-plan.txt (the planner's output). Binary: CMLBED_BIN (default build/cmlbed);
+# EXPERIMENT-plan.txt (the planner's output), EXPERIMENT-replan.txt (the re-planning run's). Binary: CMLBED_BIN (default build/cmlbed);
 # launcher: MPIEXEC (default mpirun, with --oversubscribe).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,11 +43,13 @@ for experiment in $only; do
   device_splits=$(awk '/^\[device\.[0-9]+\]/ { d = $0; gsub(/[^0-9]/, "", d) } /^split *=/ && d { print d }' "$config")
   hand=(--model.split=4 --pipar.micro_batches=4) auto=(--model.split=auto --pipar.micro_batches=auto)
   for d in $device_splits; do hand+=("--device.$d.split=4"); auto+=("--device.$d.split=auto"); done
-  files=()
-  for run in fl sfl pipar-hand pipar-auto; do
+  files=() runs="fl sfl pipar-hand pipar-auto"
+  grep -q '^[a-z]*link_trace *=' "$config" && runs+=" pipar-replan"
+  for run in $runs; do
     method=${run%%-*} extra=()
     [[ $run == pipar-hand ]] && extra=("${hand[@]}")
     [[ $run == pipar-auto ]] && extra=("${auto[@]}")
+    [[ $run == pipar-replan ]] && extra=("${auto[@]}" --plan.replan=on_change)
     out=$results/$experiment-$run.h5
     echo "== $experiment $run: ${mpiexec[*]} -np $ranks $cmlbed run --config $config --experiment.method=$method ${extra[*]} ${overrides[*]}"
     "${mpiexec[@]}" -np "$ranks" "$cmlbed" run --config "$config" --experiment.method="$method" "${extra[@]}" \
@@ -55,6 +58,8 @@ for experiment in $only; do
       { cat "$results/$experiment-$run.txt" >&2; echo "heterogeneity-comparison.sh: $experiment $run failed" >&2; exit 1; }
     if [[ $run == pipar-auto ]]; then
       grep "^plan:" "$results/$experiment-$run.txt" | tee "$results/$experiment-plan.txt"
+    elif [[ $run == pipar-replan ]]; then
+      grep "^plan:" "$results/$experiment-$run.txt" | tee "$results/$experiment-replan.txt"
     fi
     files+=("$out")
   done

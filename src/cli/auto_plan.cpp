@@ -10,6 +10,7 @@
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/train/parameter_search.hpp"
 #include "cmlbed/train/profiler.hpp"
+#include "cmlbed/train/replanning.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
 
 namespace cmlbed::cli {
@@ -138,11 +139,8 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   if (is_server && !error) {
     try {
-      // Re-planning plans for the links as they are whenever it plans (replanning.hpp).
-      const std::optional<std::int64_t> links_held_at_ns =
-          probe.text("plan.replan") == "on_change" ? std::optional<std::int64_t>(0) : std::nullopt;
       const train::PlanResult result = train::search_plan(probe, profile, train::device_sample_counts(probe, devices),
-                                                          freedom, links_held_at_ns);
+                                                          freedom, train::first_plan_links_held_at(probe));
       const train::PlanCandidate& best = result.candidates[result.best];
       chosen[0] = static_cast<std::int64_t>(best.split);
       chosen[1] = best.micro_batches;

@@ -9,6 +9,7 @@
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/train/replanning.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
@@ -41,7 +42,8 @@ int plan_command(int argc, char** argv) {
     const Config config = simulation_config(args, started.compact, /*check_output=*/false, "plan");
     const plan::Profile profile = simulation_profile(config, args, "plan");
     const train::PlanResult result =
-        train::search_plan(config, profile, train::device_sample_counts(config, *args.devices));
+        train::search_plan(config, profile, train::device_sample_counts(config, *args.devices), {},
+                           train::first_plan_links_held_at(config));
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
               << *args.devices << " devices (round time: the simulated second round)\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";

@@ -30,6 +30,11 @@ std::string plan_text(const DeviceChoice& choice) {
 
 }  // namespace
 
+std::optional<std::int64_t> first_plan_links_held_at(const Config& config) {
+  if (config.text("plan.replan") == "on_change") return 0;
+  return std::nullopt;
+}
+
 Replanner::Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
                      std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan)
     : config_(config), devices_(devices), is_server_(is_server),

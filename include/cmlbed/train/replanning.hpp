@@ -24,6 +24,10 @@ namespace cmlbed::train {
 
 constexpr double kReplanGain = 0.01;
 
+// When the first plan (before round 1, or `cmlbed plan`'s) holds the links: at time 0 for
+// a run that re-plans, never otherwise (search_plan's links_held_at_ns).
+std::optional<std::int64_t> first_plan_links_held_at(const Config& config);
+
 class Replanner {
  public:
   // `plan`: the plan in force, made for the links at time 0. `profile` and `freedom`
