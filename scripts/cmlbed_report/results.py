@@ -31,6 +31,10 @@ class Run:
             # have no `message` member: None, and reports say so where it matters.
             self.message_names = (_enum_names(dtype, "message", path)
                                   if "message" in dtype.names else None)
+            # The re-planner's checks (plan.replan; docs/planning.md): column -> array,
+            # one row per device and check; None when the run did not re-plan.
+            self.replans = ({name: f["plan/replans"][name][()] for name in f["plan/replans"]}
+                            if "plan/replans" in f else None)
         self.config = _parse_config(self.config_text, path)
         # Without events (output.timeline = false) busy and idle time are unknown: NaN
         # (older cmlbed versions stored 0 busy, all idle).

@@ -35,8 +35,9 @@ def run_numbers(run):
         "run": run.name,
         "method": run.method,
         "model": "-" if run.method == "transfer" else run.option("model.name"),
-        "split": _split_text(run),
-        "micro_batches": run.option("pipar.micro_batches") if run.method == "pipar" else "-",
+        "split": _with_replans(run, "split", _split_text(run)),
+        "micro_batches": (_with_replans(run, "micro_batches", run.option("pipar.micro_batches"))
+                          if run.method == "pipar" else "-"),
         "devices": run.devices,
         "links": _links_text(run),
         "rounds": len(r),
@@ -76,11 +77,35 @@ def _tflops(run, server, rows=slice(None)):
     return float(np.sum(ranks)) / 1e12
 
 
+def _values_text(values):
+    """One value, or the devices' distinct values joined by '/'."""
+    distinct = sorted(set(values), key=int)
+    return distinct[0] if len(distinct) == 1 else "/".join(distinct)
+
+
 def _split_text(run):
     if run.method in ("fl", "transfer"):
         return "-"  # the whole model (or none) runs on the device
-    splits = sorted(set(run.device_values("model.split")), key=int)
-    return splits[0] if len(splits) == 1 else "/".join(splits)
+    return _values_text(run.device_values("model.split"))
+
+
+def _with_replans(run, column, first):
+    """`first` (the configuration's value: the first plan) and '>V@R' for every re-plan
+    that changed the column: value(s) V from round R on (as the per-round tables count
+    rounds, from 0)."""
+    replans = run.replans
+    if not replans:
+        return first
+    text, previous = first, first
+    for check in sorted(set(replans["round"].tolist())):
+        rows = replans["round"] == check
+        if not replans["changed"][rows].any():
+            continue
+        values = _values_text(["%d" % v for v in replans[column][rows]])
+        if values != previous:
+            text += ">%s@%d" % (values, int(check) + 1)
+        previous = values
+    return text
 
 
 def _links_text(run):

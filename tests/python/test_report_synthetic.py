@@ -6,6 +6,7 @@ tests on real runs are in test_report.py."""
 
 import math
 
+import h5py
 import numpy as np
 import pytest
 
@@ -104,6 +105,27 @@ def test_summary_shows_server_and_device_tflops_and_messages(tmp_path, cli):
     assert float(values["device_tflops"]) == pytest.approx(3.0)
     assert values["messages_up"] == "21.0" and values["messages_down"] == "10.0"
     assert "| srv TFLOPs | dev TFLOPs |" in md_path.read_text()
+
+
+def test_a_replanned_run_shows_each_change_of_split_and_micro_batches(tmp_path):
+    # Two devices, split 4 and 4 micro-batches in the stored configuration (the first
+    # plan); checks after rounds 1 (kept), 3 (device 2 to split 0) and 5 (both to split 0,
+    # 8 micro-batches).
+    path = synthetic.write(tmp_path / "replanned.h5", "pipar",
+                           sections={"model": {"split": "4"}, "pipar": {"micro_batches": "4"}})
+    with h5py.File(path, "a") as f:
+        group = f.create_group("plan/replans")
+        columns = {"round": [1, 1, 3, 3, 5, 5], "device": [1, 2] * 3,
+                   "split": [4, 4, 4, 0, 0, 0], "micro_batches": [4, 4, 4, 4, 8, 8],
+                   "changed": [0, 0, 1, 1, 1, 1]}
+        for name, values in columns.items():
+            group.create_dataset(name, data=np.array(values, dtype=np.float64))
+    numbers = summary.run_numbers(Run(str(path)))
+    assert numbers["split"] == "4>0/4@4>0@6"
+    assert numbers["micro_batches"] == "4>8@6"
+    plain = summary.run_numbers(Run(str(synthetic.write(tmp_path / "plain.h5", "pipar",
+                                                        sections={"model": {"split": "4"}}))))
+    assert plain["split"] == "4"
 
 
 def test_an_older_file_without_the_new_columns_shows_dashes(tmp_path, cli):
