@@ -1,4 +1,5 @@
 #include "cmlbed/plan/schedule_simulator.hpp"
+#include "cmlbed/plan/round_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,10 +16,8 @@ namespace {
 using trace::EventKind;
 using trace::MessageType;
 
-// Whether the devices' models are averaged after `round` (train.aggregate_every, and the
-// last round), as TrainingSettings::aggregates_after says for a run.
 bool aggregates_after(const SimulationInput& input, int round) {
-  return (round + 1) % input.aggregate_every == 0 || round + 1 == input.rounds;
+  return averages_after(round, input.aggregate_every, input.rounds);
 }
 
 class RoundSimulation {

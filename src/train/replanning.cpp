@@ -13,6 +13,7 @@
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
 
@@ -59,7 +60,7 @@ Replanner::Outcome Replanner::after_round(int round, std::int64_t links_elapsed_
   // [checked, changed, split and micro-batches per device]
   std::vector<std::int64_t> word(2 + 2 * static_cast<std::size_t>(devices_), 0);
   std::optional<std::string> error;
-  const bool averaged = (round + 1) % aggregate_every_ == 0 || round + 1 == rounds_;
+  const bool averaged = plan::averages_after(round, aggregate_every_, rounds_);
   if (is_server_ && averaged && round + 1 < rounds_) {
     const Rates now = rates_at(links_elapsed_ns);
     if (!(now == planned_for_)) {

@@ -9,6 +9,7 @@
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/image_set.hpp"
 #include "cmlbed/model/split_model.hpp"
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/train/evaluation.hpp"
 #include "cmlbed/train/method.hpp"
 
@@ -24,9 +25,7 @@ struct TrainingSettings {
   int aggregate_every = 1;  // FedAvg every k rounds and after the last
 
   // Whether the round (0-based) ends with an aggregation.
-  bool aggregates_after(int round) const {
-    return (round + 1) % aggregate_every == 0 || round + 1 == rounds;
-  }
+  bool aggregates_after(int round) const { return plan::averages_after(round, aggregate_every, rounds); }
   std::string optimizer = "sgd";
   double lr = 0.01, momentum = 0.9, weight_decay = 0;
 };
