@@ -33,8 +33,9 @@ struct AutoChoice {
 };
 
 // Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
-// rank 0 (with plan.replan = on_change, for the links' rates at the start, held), prints one line per device there, and returns the same choice on every rank
-// (ConfigError for a method with nothing to choose).
+// rank 0 (with plan.replan = on_change, for the links' rates at the start, held), prints
+// one line per device there, and returns the same choice on every rank (ConfigError for a
+// method with nothing to choose).
 // `probe` is the configuration with placeholders (with_autos_replaced).
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server);

@@ -432,6 +432,16 @@ void replace_float64_dataset(hid_t file, const std::string& path, const std::vec
         "H5Dwrite(" + where + ")");
 }
 
+// Each (name, values) of `columns` as the float64 dataset <group>/<name>, replacing one.
+template <typename Columns>
+void replace_float64_columns(hid_t file, const std::string& group, const Columns& columns,
+                             const std::string& file_where) {
+  for (const auto& [name, values] : columns) {
+    const std::string path = group + "/" + name;
+    replace_float64_dataset(file, path, *values, quoted(path) + " in " + file_where);
+  }
+}
+
 }  // namespace
 
 struct ResultsFile::Impl {
@@ -694,14 +704,7 @@ void ResultsFile::write_plan(const PlanTable& plan) {
       {"split", &plan.split},           {"micro_batches", &plan.micro_batches}, {"round_s", &plan.round_s},
       {"server_idle", &plan.server_idle}, {"device_idle", &plan.device_idle},   {"bytes", &plan.bytes},
       {"device_split", &plan.device_split}, {"device_micro_batches", &plan.device_micro_batches}};
-  for (const auto& [name, values] : columns) {
-    const auto space = vector_space(values->size());
-    const auto dataset = owned<DatasetHandle>(
-        H5Dcreate2(group.get(), name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        "H5Dcreate2(" + std::string(name) + " of " + where + ")");
-    check(H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values->data()),
-          "H5Dwrite(" + std::string(name) + " of " + where + ")");
-  }
+  replace_float64_columns(file, "/plan", columns, impl.where());
   const std::pair<const char*, std::int32_t> integers[] = {{"chosen_split", plan.chosen_split},
                                                            {"chosen_micro_batches", plan.chosen_micro_batches},
                                                            {"closed_form_micro_batches", plan.closed_form_micro_batches},
@@ -785,9 +788,8 @@ void ResultsFile::write_replans(const ReplanTable& table) {
                                   std::to_string(values->size()) + " rows, round has " +
                                   std::to_string(table.round.size()));
     }
-    const std::string path = std::string("/plan/replans/") + name;
-    replace_float64_dataset(file, path, *values, quoted(path) + " in " + impl.where());
   }
+  replace_float64_columns(file, "/plan/replans", columns, impl.where());
 }
 
 std::vector<double> ResultsFile::read_process_measure(const std::string& path, const std::string& name) {

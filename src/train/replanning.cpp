@@ -38,9 +38,7 @@ std::optional<std::int64_t> first_plan_links_held_at(const Config& config) {
 
 Replanner::Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
                      std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan)
-    : config_(config), devices_(devices), is_server_(is_server),
-      aggregate_every_(static_cast<int>(config.integer("train.aggregate_every"))),
-      rounds_(static_cast<int>(config.integer("experiment.rounds"))), profile_(std::move(profile)),
+    : config_(config), devices_(devices), is_server_(is_server), profile_(std::move(profile)),
       freedom_(std::move(freedom)), plan_(std::move(plan)) {
   if (plan_.size() != static_cast<std::size_t>(devices)) throw std::invalid_argument("Replanner: a plan for another device count");
   if (is_server_) samples_ = device_sample_counts(config_, devices_);
@@ -60,8 +58,10 @@ Replanner::Outcome Replanner::after_round(int round, std::int64_t links_elapsed_
   // [checked, changed, split and micro-batches per device]
   std::vector<std::int64_t> word(2 + 2 * static_cast<std::size_t>(devices_), 0);
   std::optional<std::string> error;
-  const bool averaged = plan::averages_after(round, aggregate_every_, rounds_);
-  if (is_server_ && averaged && round + 1 < rounds_) {
+  const int rounds = static_cast<int>(config_.integer("experiment.rounds"));
+  const bool averaged =
+      plan::averages_after(round, static_cast<int>(config_.integer("train.aggregate_every")), rounds);
+  if (is_server_ && averaged && round + 1 < rounds) {
     const Rates now = rates_at(links_elapsed_ns);
     if (!(now == planned_for_)) {
       try {

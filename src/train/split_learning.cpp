@@ -316,6 +316,10 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
   if (plan.size() != static_cast<std::size_t>(devices_)) throw std::invalid_argument("apply_plan: a plan for another device count");
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
+  std::map<std::string, torch::Tensor> whole;  // the server's averaged model, by name
+  if (rank_ == 0) {
+    for (auto& [name, tensor] : named_state(*whole_model_)) whole[name] = tensor;
+  }
   std::vector<std::pair<int, net::SendHandle>> sent;
   for (int device = 1; device <= devices_; ++device) {
     const DeviceChoice& choice = plan[static_cast<std::size_t>(device - 1)];
@@ -324,8 +328,6 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
     if (choice.split == split_for(device)) continue;
     splits_[static_cast<std::size_t>(device - 1)] = choice.split;
     if (rank_ == 0) {
-      std::map<std::string, torch::Tensor> whole;
-      for (auto& [name, tensor] : named_state(*whole_model_)) whole[name] = tensor;
       ServerPart& server = server_parts_[static_cast<std::size_t>(device - 1)];
       server.part = std::make_unique<model::ModelPart>(settings_.model, choice.split, layers, settings_.seed);
       load_named_state(*server.part, whole);

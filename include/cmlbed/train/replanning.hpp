@@ -60,8 +60,6 @@ class Replanner {
   Config config_;  // the run's (with the plan in force filled in)
   int devices_;
   bool is_server_;
-  int aggregate_every_;
-  int rounds_;
   plan::Profile profile_;
   std::vector<DeviceFreedom> freedom_;
   std::vector<std::size_t> samples_;  // the server's: each device's share of the data
