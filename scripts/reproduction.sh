@@ -6,6 +6,7 @@
 #   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, DP, report
 #   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
 #   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
+#   scripts/reproduction.sh --archive DIR   # where run digests are kept (default docs/reproduction-data)
 #   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,report
 #   scripts/reproduction.sh --quick --results DIR --doc FILE --images DIR   # tiny settings, no DP (the ctest)
 #   scripts/reproduction.sh --list-jobs     # the heavy parts, one a line (jobs/reproduction.sbatch)
@@ -23,7 +24,12 @@
 #              DP_REPEATS passes (default 2; medians in the report)
 #   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
 #              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
-#   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures
+#   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures; it
+#              first keeps a digest of every run that succeeded (every table of its results
+#              file but the timeline, a few KB) and copies of the profiles and plans in
+#              docs/reproduction-data/, which git keeps, and reads a run from there when its
+#              results file is gone: the report survives a fresh checkout, and one new run
+#              adds one cell (commit docs/reproduction-data/ with the report)
 # A run whose results file and provenance (FILE.h5.run.json) exist is not run again (--force
 # runs it again), so the script resumes, and results from the Slurm array (written to the
 # same folder) are folded in by the next report.
@@ -39,7 +45,7 @@ cd "$root"
 # Root may run mpirun (containers, CI); more ranks than cores need --oversubscribe.
 source scripts/mpi-env.sh
 
-results=results/reproduction doc=docs/reproduction.md images=docs/images
+results=results/reproduction doc=docs/reproduction.md images=docs/images archive=""
 parts=profiles,simulate,measured,dp,report mode=run quick=false full=false force=false job=""
 needs_value() {
   [[ $# -ge 2 && $2 != -* ]] || { echo "reproduction.sh: $1 needs a value" >&2; usage >&2; exit 2; }
@@ -49,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --results) needs_value "$@"; results=$2; shift 2 ;;
     --doc) needs_value "$@"; doc=$2; shift 2 ;;
     --images) needs_value "$@"; images=$2; shift 2 ;;
+    --archive) needs_value "$@"; archive=$2; shift 2 ;;
     --only) needs_value "$@"; parts=$2; shift 2 ;;
     --full) full=true; parts=profiles,simulate,measured,dp,accuracy,report; shift ;;
     --quick) quick=true; shift ;;
@@ -109,7 +116,10 @@ if $quick; then
   grid_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.synthetic_train=200 --data.synthetic_test=20)
   dp_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
   accuracy_extra=()
+  # Never the committed archive: the ctest's runs are not the report's.
+  archive=${archive:-$results/kept}
 fi
+archive=${archive:-docs/reproduction-data}
 $full && measured_default=$(for n in "${networks[@]}"; do printf '%s:%s ' "$n" "$(IFS=,; echo "${rates[*]}")"; done)
 read -ra measured_cells <<<"${MEASURED:-$measured_default}"
 
@@ -329,7 +339,7 @@ run_report() {
     --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \
     --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
     --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
-    --cmlbed "$cmlbed"
+    --cmlbed "$cmlbed" --archive "$archive"
 }
 
 # The heavy parts as independent jobs (one Slurm array element each): the measured cells

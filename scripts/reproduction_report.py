@@ -49,7 +49,6 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import glob  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
@@ -62,6 +61,7 @@ import numpy as np  # noqa: E402
 warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without cells
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from cmlbed_report.archive import Archive, _read_json  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
 from cmlbed_report.results import Run  # noqa: E402
 from cmlbed_report.summary import compare, run_numbers  # noqa: E402
@@ -79,36 +79,6 @@ ADASPLIT_PAPER_SOURCE = ("AdaSplit (Chopra et al., arXiv 2112.01637), CIFAR-10 c
 
 
 # --- reading -----------------------------------------------------------------------------
-class Entry:
-    """One results file (or profile) with what produced it."""
-
-    def __init__(self, path):
-        self.path = path
-        self.provenance = _read_json(path + ".run.json") or {}
-        self.ok = self.provenance.get("status", 1) == 0 and os.path.exists(path)
-        self.run = None
-        self.id = None  # the provenance number in the report, set when cited
-
-    def load(self):
-        if self.run is None and self.ok and self.path.endswith(".h5"):
-            try:
-                self.run = Run(self.path)
-                self.run.require_rounds()
-            except ReportError as e:
-                print("reproduction_report.py: note: %s" % e, file=sys.stderr)
-                self.ok = False
-                self.run = None
-        return self.run
-
-
-def _read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
 class Citations:
     """Provenance numbers [n] in order of first citation; the appendix lists them."""
 
@@ -140,13 +110,13 @@ def _refs(ids):
     return "[%s]" % ", ".join(parts)
 
 
-def grid_files(results, source):
-    """{(net, rate, method): Entry} of results/<source>/NET-RATEmbit-METHOD.h5."""
+def grid_files(store, source):
+    """{(net, rate, method): Entry} of <results>/<source>/NET-RATEmbit-METHOD.h5."""
     out = {}
-    for path in sorted(glob.glob(os.path.join(results, source, "*.h5"))):
+    for path in store.glob(os.path.join(source, "*.h5")):
         m = re.match(r"(.+)-(\d+(?:\.\d+)?)mbit-(fl|sfl|pipar)(-p1)?\.h5$", os.path.basename(path))
         if m:
-            out[(m.group(1), float(m.group(2)), m.group(3) + (m.group(4) or ""))] = Entry(path)
+            out[(m.group(1), float(m.group(2)), m.group(3) + (m.group(4) or ""))] = store.entry(path)
     return out
 
 
@@ -166,9 +136,7 @@ def _settled(run):
 
 
 def _epsilon(run):
-    import h5py
-    with h5py.File(run.path, "r") as f:
-        return float(f.attrs["privacy_epsilon"]) if "privacy_epsilon" in f.attrs else None
+    return float(run.attrs["privacy_epsilon"]) if "privacy_epsilon" in run.attrs else None
 
 
 # --- formatting --------------------------------------------------------------------------
@@ -199,6 +167,7 @@ class Report:
     def __init__(self, args):
         self.args = args
         self.results = args.results
+        self.store = Archive(args.results, args.archive)
         self.doc_dir = os.path.dirname(os.path.abspath(args.doc))
         self.images = args.images
         self.cite = Citations()
@@ -219,9 +188,10 @@ class Report:
     def grid(self):
         args = self.args
         networks, rates = args.networks.split(), [float(r) for r in args.rates.split()]
-        measured = grid_files(self.results, "measured")
-        simulated = grid_files(self.results, "simulated")
-        profiles = {n: Entry(os.path.join(self.results, "profiles", n + ".json")) for n in networks}
+        measured = grid_files(self.store, "measured")
+        simulated = grid_files(self.store, "simulated")
+        profiles = {n: self.store.entry(os.path.join(self.results, "profiles", n + ".json"))
+                    for n in networks}
         cells = {}  # (net, rate) -> {"measured": (rows, runs, entries), "simulated": ...}
         for net in networks:
             for rate in rates:
@@ -257,11 +227,11 @@ class Report:
         self.pipar_m = {}  # (net, rate) -> PiPar's micro-batch count (text)
         for net in networks:
             p = profiles[net]
-            data = _read_json(p.path) if os.path.exists(p.path) else None
+            data = p.read_json()
             if data is None:
-                log = os.path.join(self.results, "profiles", net + ".log")
+                log = self.store.source(os.path.join(self.results, "profiles", net + ".log"))
                 first = ""
-                if p.provenance.get("status", 0) != 0 and os.path.exists(log):
+                if p.provenance.get("status", 0) != 0 and log:
                     first = next((l.strip() for l in open(log, errors="replace")
                                   if l.startswith("cmlbed:")), "")
                     self.failed_profiles[net] = (first, p)
@@ -383,8 +353,8 @@ class Report:
                  "MEASURED); the other cells are measured by `scripts/reproduction.sh "
                  "--full` or the Slurm array `jobs/submit-reproduction.sh` "
                  "(`jobs/reproduction.sbatch`, one cell or accuracy group per element), whose "
-                 "results this report folds in when they are in `%s`.\n\n"
-                 % (" ".join(measured_missing), self.results))
+                 "results this report folds in when they are in `%s` (and keeps in `%s`).\n\n"
+                 % (" ".join(measured_missing), self.results, self.args.archive))
 
     def _split_one(self, net, rate, runs, simulated, cell):
         """PiPar with at least one layer on the device: the auto run itself when its split
@@ -524,7 +494,7 @@ class Report:
         order = np.argsort(-np.nan_to_num(by_net, nan=-1))
         flops = {}
         for net in networks:
-            data = _read_json(os.path.join(self.results, "profiles", net + ".json"))
+            data = self.store.read_json(os.path.join(self.results, "profiles", net + ".json"))
             if data:
                 flops[net] = sum(l["flops_per_sample"] for l in data["ranks"][0]["layers"])
         ranked = [networks[k] for k in order if np.isfinite(by_net[k]) and networks[k] in flops]
@@ -611,7 +581,7 @@ class Report:
     def _speed_ratio_text(self, networks):
         ratios = []
         for net in networks:
-            data = _read_json(os.path.join(self.results, "profiles", net + ".json"))
+            data = self.store.read_json(os.path.join(self.results, "profiles", net + ".json"))
             if not data:
                 continue
             server = next(r for r in data["ranks"] if r["role"] == "server")
@@ -727,9 +697,9 @@ class Report:
         for m in METHODS:
             for dp in ("off", "on"):
                 # Pass 1, then passes 2, 3, ... (the table lists them in this order).
-                paths = (glob.glob(os.path.join(self.results, "dp", "main-%s-dp%s.h5" % (m, dp))) +
-                         sorted(glob.glob(os.path.join(self.results, "dp", "main-%s-dp%s-r*.h5" % (m, dp)))))
-                entries[(m, dp)] = [e for e in map(Entry, paths) if e.load() is not None]
+                paths = (self.store.glob(os.path.join("dp", "main-%s-dp%s.h5" % (m, dp))) +
+                         self.store.glob(os.path.join("dp", "main-%s-dp%s-r*.h5" % (m, dp))))
+                entries[(m, dp)] = [e for e in map(self.store.entry, paths) if e.load() is not None]
         self.add(
             "The main job's settings (`configs/quickstart/{fl,sfl,pipar}.ini`: Fashion-MNIST, "
             "VGG-5 split 4, 1 server + 3 devices, devices `slowdown = 4`, 10/25 mbit, %s), "
@@ -851,8 +821,8 @@ class Report:
         groups, rows, missing_groups = [], [], []
         for dataset in args.accuracy_datasets.split():
             for net in args.accuracy_networks.split():
-                entries = {(m, dp): Entry(os.path.join(self.results, "accuracy", "%s-%s-%s-dp%s.h5"
-                                                       % (dataset, net, m, dp)))
+                entries = {(m, dp): self.store.entry(os.path.join(
+                               self.results, "accuracy", "%s-%s-%s-dp%s.h5" % (dataset, net, m, dp)))
                            for m in METHODS for dp in ("off", "on")}
                 present = {k: e for k, e in entries.items() if e.load() is not None}
                 if len(present) < len(entries):
@@ -1011,27 +981,36 @@ class Report:
         self.add("## Provenance: every run behind the numbers\n\n")
         self.add("Each bracketed number [n] above names runs of this list: the command "
                  "(its config and overrides), when it started (UTC), how long it took, the "
-                 "machine and its load average (1, 5, 15 min) when it ended. Results files "
-                 "are under `%s/` (not committed; rerun the command to get them).\n\n"
-                 % os.path.relpath(os.path.abspath(self.results), ROOT))
+                 "machine and its load average (1, 5, 15 min) when it ended, and the cmlbed "
+                 "binary that ran it. Results files are under `%s/` (not committed; rerun the "
+                 "command to get them); a run marked *kept* is read from its digest in `%s/` "
+                 "(every table of the results file but the timeline, scripts/cmlbed_report/"
+                 "digest.py), which git keeps when the results folder is gone.\n\n"
+                 % (os.path.relpath(os.path.abspath(self.results), ROOT), self._archive_text()))
         self.add("<details><summary>%d runs</summary>\n\n" % len(self.cite.entries))
         rows = []
         for e in self.cite.entries:
             p = e.provenance
-            rows.append(["[%d]" % e.id, "`%s`" % os.path.relpath(e.path, self.results),
+            rows.append(["[%d]" % e.id, "`%s`%s" % (os.path.relpath(e.path, self.results),
+                                                     " (kept)" if e.archived else ""),
                          "`%s`" % command_text(e).replace("|", "\\|"), p.get("started", "-"),
                          fmt(p.get("seconds"), "%.0f s"),
                          "%s (%s cores)" % (p.get("host", "-"), p.get("cores", "-")),
-                         p.get("load_after", "-")])
-        self.add(md_table(["#", "file", "command", "started", "took", "machine", "load"], rows))
+                         p.get("load_after", "-"), p.get("cmlbed", "-")])
+        self.add(md_table(["#", "file", "command", "started", "took", "machine", "load",
+                           "cmlbed"], rows))
         self.add("\n</details>\n\n")
-        plans = sorted(glob.glob(os.path.join(self.results, "simulated", "*.plan.txt")))
+        plans = self.store.glob(os.path.join("simulated", "*.plan.txt"))
         if plans:
             self.add("Simulated sfl and pipar cells simulate the choice `cmlbed plan` printed "
                      "for the same configuration (same overrides, `--model.split=auto`, for "
                      "pipar also `--pipar.micro_batches=auto`, `--profile` the network's "
-                     "profile, `--devices` the grid's device count); the plans are in `%s/simulated/*.plan.txt`.\n\n"
-                     % os.path.relpath(os.path.abspath(self.results), ROOT))
+                     "profile, `--devices` the grid's device count); the plans are in "
+                     "`%s/simulated/*.plan.txt`.\n\n" % self._archive_text())
+
+    def _archive_text(self):
+        return (os.path.relpath(os.path.abspath(self.args.archive), ROOT) if self.args.archive
+                else os.path.relpath(os.path.abspath(self.results), ROOT))
 
     def write(self):
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -1043,23 +1022,30 @@ class Report:
         started = [e.provenance["started"] for e in self.cite.entries if e.provenance.get("started")]
         version = subprocess.run([self.args.cmlbed, "--version"], capture_output=True,
                                  text=True).stdout.strip() if os.path.exists(self.args.cmlbed) else "?"
+        binaries = {}
+        for e in self.cite.entries:
+            binaries[e.provenance.get("cmlbed", "?")] = binaries.get(e.provenance.get("cmlbed", "?"), 0) + 1
+        kept = sum(e.archived for e in self.cite.entries)
         head = [
             "# Reproduction report: PiPar and AdaSplit on cmlbed\n\n",
             "Written by `scripts/reproduction.sh%s` on %s, host %s (%d cores, load average "
             "%s when the report was written), repository at %s, binary `%s` (%s), from the "
-            "results in `%s/`: runs that were already done are reused, so the runs behind it "
-            "may come from several invocations (runs from %s to %s). Do not edit by hand: "
-            "every number below comes from a results file of that binary (or, for AdaSplit, "
-            "from README.md's measured table, as said), and the [n] after it points to the "
-            "command that produced it, with its date, machine and load (Provenance, at the "
-            "end).\n\n" % (
+            "results in `%s/` and, for %d of its %d runs, their digests kept in `%s/`: runs "
+            "that were already done are reused, so the runs behind it may come from several "
+            "invocations (runs from %s to %s; binaries: %s). Do not edit by hand: every "
+            "number below comes from a results file (or its kept digest) of the binary its "
+            "provenance names (or, for AdaSplit, from README.md's measured table, as said), "
+            "and the [n] after it points to the command that produced it, with its date, "
+            "machine and load (Provenance, at the end).\n\n" % (
                 {"default": "", "full": " --full", "quick": " --quick"}[self.args.mode],
                 now, os.uname().nodename, os.cpu_count(),
                 " ".join("%.2f" % x for x in os.getloadavg()), revision,
                 os.path.relpath(self.args.cmlbed, ROOT) if self.args.cmlbed.startswith(ROOT)
                 else self.args.cmlbed, version,
-                os.path.relpath(os.path.abspath(self.results), ROOT),
-                min(started) if started else "-", max(started) if started else "-")]
+                os.path.relpath(os.path.abspath(self.results), ROOT), kept,
+                len(self.cite.entries), self._archive_text(),
+                min(started) if started else "-", max(started) if started else "-",
+                ", ".join("%s (%d runs)" % kv for kv in sorted(binaries.items())) or "-")]
         body = self.parts
         self.parts = []
         summary = ["## Summary\n\n"]
@@ -1115,7 +1101,12 @@ def main():
     parser.add_argument("--dp-accuracy-split", default="")
     parser.add_argument("--dp-accuracy-fl", default="")
     parser.add_argument("--cmlbed", default="build/cmlbed")
+    parser.add_argument("--archive", default=os.path.join(ROOT, "docs", "reproduction-data"),
+                        help="where digests of the runs are kept (in git), read when a results "
+                             "file is gone; 'none': no archive")
     args = parser.parse_args()
+    if args.archive == "none":
+        args.archive = None
     args.cmlbed = os.path.abspath(args.cmlbed)
     if not os.path.isdir(args.results):
         print("reproduction_report.py: no results folder %s" % args.results, file=sys.stderr)
@@ -1123,6 +1114,10 @@ def main():
     os.makedirs(args.images, exist_ok=True)
     report = Report(args)
     try:
+        runs, files = report.store.refresh()
+        if args.archive:
+            print("reproduction_report.py: %d run digests and %d files new or changed in %s"
+                  % (runs, files, args.archive))
         report.grid()
         report.dp()
         report.accuracy()

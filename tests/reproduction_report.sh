@@ -47,6 +47,19 @@ bash scripts/reproduction.sh --quick --only profiles,simulate,measured,report --
   { cat "$work/out2"; fail "second pass failed"; }
 grep -q "^measured:\|^simulate:\|^profile:" "$work/out2" && fail "the second pass ran again: $(head -3 "$work/out2")"
 [[ $(find "$work/results" -name '*.run.json' | wc -l) -eq $before ]] || fail "the second pass wrote new runs"
+# The kept digests (results/kept in --quick; docs/reproduction-data otherwise): with every
+# results file gone, --report-only writes the same report from them, runs marked kept.
+kept_runs=$(find "$work/results/kept" -name '*.h5.json' | wc -l)
+[[ $kept_runs -eq $((runs - 1)) ]] || fail "expected $((runs - 1)) kept run digests, found $kept_runs"
+cp "$doc" "$work/doc-before.md"
+find "$work/results" -path "$work/results/kept" -prune -o \( -name '*.h5' -o -name '*.h5.run.json' -o -name '*.plan.txt' \) -print0 |
+  xargs -0 rm -f
+rm -f "$work/results/profiles"/*
+bash scripts/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
+  --images "$work/doc/images" >"$work/out3" 2>&1 || { cat "$work/out3"; fail "--report-only from the kept digests failed"; }
+body() { sed -n '/^## Summary/,/^## Provenance/p' "$1"; }
+diff <(body "$work/doc-before.md") <(body "$doc") >"$work/diff" || { head -20 "$work/diff"; fail "the report from the kept digests differs"; }
+[[ $(grep -c "^| \[[0-9]*\] | \`[^\`]*\` (kept) |" "$doc") -eq $runs ]] || fail "expected $runs runs marked kept in the provenance"
 # Bad arguments: exit status 2 and a message.
 bash scripts/reproduction.sh --only nothing >"$work/err" 2>&1
 status=$?

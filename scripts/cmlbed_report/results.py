@@ -21,6 +21,8 @@ class Run:
             self.mpi_size = int(f.attrs["mpi_size"])
             self.config_text = str(f.attrs["config"])
             self.started_at = str(f.attrs.get("started_at", ""))
+            # Every root attribute (privacy_epsilon, simulated, ...), as numpy gives it.
+            self.attrs = dict(f.attrs.items())
             self.rounds = f["rounds"][()]
             self.summary = {k: float(v) for k, v in f["summary"].attrs.items()}
             self.events = [f["ranks/%d/events" % r][()] for r in range(self.mpi_size)]
