@@ -49,7 +49,6 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
@@ -61,9 +60,8 @@ import numpy as np  # noqa: E402
 warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without cells
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cmlbed_report.archive import Archive, _read_json  # noqa: E402
+from cmlbed_report.archive import Archive  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
-from cmlbed_report.results import Run  # noqa: E402
 from cmlbed_report.summary import compare, run_numbers  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
