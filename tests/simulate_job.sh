@@ -114,6 +114,34 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# `cmlbed simulate` with the same autos plans as the run did (the same profile and
+# configuration: the same choice and prediction), stores the plan table and the chosen
+# values, and simulates that choice.
+"$cmlbed" simulate "${unplanned[@]}" --pipar.micro_batches=auto --experiment.method=pipar --model.split=auto \
+  --devices 2 --profile "$work/profile.json" --output.file="$work/sim-auto.h5" >"$work/sim-auto.out" 2>&1 ||
+  { cat "$work/sim-auto.out"; fail "simulate auto failed"; }
+grep -q "^plan: device 2: split [0-9]*, [0-9]* micro-batch" "$work/sim-auto.out" || { cat "$work/sim-auto.out"; fail "simulate auto: no plan line"; }
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import sys
+import h5py
+work = sys.argv[1]
+bad = []
+with h5py.File(f"{work}/auto.h5", "r") as run, h5py.File(f"{work}/sim-auto.h5", "r") as sim:
+    if "plan" not in sim:
+        bad.append("the simulated file has no /plan")
+    else:
+        for key in ("chosen_split", "chosen_micro_batches", "predicted_round_s"):
+            if abs(float(run["plan"].attrs[key]) - float(sim["plan"].attrs[key])) > 1e-9:
+                bad.append(f"{key}: run {run['plan'].attrs[key]}, simulate {sim['plan'].attrs[key]}")
+    config = sim.attrs["config"]
+    split, m = int(run["plan"].attrs["chosen_split"]), int(run["plan"].attrs["chosen_micro_batches"])
+    if f"split = {split}\n" not in config or f"micro_batches = {m}\n" not in config or " = auto\n" in config:
+        bad.append("the simulated file's configuration does not hold the chosen values")
+    print(f"simulate auto: split {split}, {m} micro-batches, as the run chose")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # Per device: device 2 behind a 4x thinner uplink, its split and both devices' micro-batch
 # counts left to the planner (device 1's split fixed). The plan refines per device, the
 # stored configuration holds each device's values, and the run with different micro-batch
@@ -164,6 +192,10 @@ for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.meth
   status=$?
   ((status == 2)) && grep -q "${bad#*|}" "$work/err" || { cat "$work/err"; fail "${bad%%|*}: status $status"; }
 done
+"$cmlbed" simulate "${unplanned[@]}" --experiment.method=fl --model.split=auto --devices 2 \
+  --profile "$work/profile.json" --output.file="$work/fl-auto.h5" >/dev/null 2>"$work/err"
+status=$?
+((status == 2)) && grep -q "auto needs experiment.method = sfl or pipar" "$work/err" || { cat "$work/err"; fail "simulate fl auto: status $status"; }
 "$cmlbed" simulate "${settings[@]}" --experiment.method=transfer --devices 2 --profile "$work/profile.json" \
   --output.file="$work/transfer.h5" >/dev/null 2>"$work/err"
 status=$?

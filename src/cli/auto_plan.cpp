@@ -96,8 +96,12 @@ std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_
   return with_values(cli_settings, values);
 }
 
-AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
-                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
+namespace {
+
+// What the planner may choose per device: its own split / micro-batch count where they
+// are not auto (ConfigError for a method with nothing to choose).
+std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vector<RawSetting>& file_settings,
+                                             const std::vector<RawSetting>& cli_settings, int devices) {
   const std::string method = probe.text("experiment.method");
   if (method != "sfl" && method != "pipar") {
     throw ConfigError("auto needs experiment.method = sfl or pipar (the planner chooses their split point and "
@@ -114,6 +118,91 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
                         ": only pipar uses micro-batches");
     }
   }
+  return freedom;
+}
+
+// The search (rank 0's part): fills `table`, prints one line per device and a summary,
+// and returns the best uniform (split, m), then each device's (split, m).
+std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile& profile,
+                                        const std::vector<train::DeviceFreedom>& freedom, double profiled_s,
+                                        std::chrono::steady_clock::time_point started,
+                                        trace::ResultsFile::PlanTable& table) {
+  const int devices = static_cast<int>(freedom.size());
+  std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
+  const train::PlanResult result = train::search_plan(probe, profile, train::device_sample_counts(probe, devices),
+                                                      freedom, train::first_plan_links_held_at(probe));
+  const train::PlanCandidate& best = result.candidates[result.best];
+  chosen[0] = static_cast<std::int64_t>(best.split);
+  chosen[1] = best.micro_batches;
+  for (std::size_t d = 0; d < result.choices.size(); ++d) {
+    chosen[2 + 2 * d] = static_cast<std::int64_t>(result.choices[d].split);
+    chosen[3 + 2 * d] = result.choices[d].micro_batches;
+    table.device_split.push_back(static_cast<double>(result.choices[d].split));
+    table.device_micro_batches.push_back(result.choices[d].micro_batches);
+  }
+  for (const train::PlanCandidate& c : result.candidates) {
+    table.split.push_back(static_cast<double>(c.split));
+    table.micro_batches.push_back(c.micro_batches);
+    table.round_s.push_back(c.round_s);
+    table.server_idle.push_back(c.server_idle);
+    table.device_idle.push_back(c.device_idle);
+    table.bytes.push_back(static_cast<double>(c.bytes));
+  }
+  table.chosen_split = static_cast<int>(best.split);
+  table.chosen_micro_batches = best.micro_batches;
+  table.uniform_round_s = best.round_s;
+  table.predicted_round_s = result.chosen.round_s;
+  table.passes = result.passes;
+  table.closed_form_micro_batches = result.closed_form_micro_batches;
+  table.closed_form_round_s = result.closed_form.round_s;
+  table.profile_json = plan::to_json(profile).dump();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (std::size_t d = 0; d < result.choices.size(); ++d) {
+    const train::DeviceChoice& c = result.choices[d];
+    std::cout << "plan: device " << d + 1 << ": split " << c.split << ", " << c.micro_batches << " micro-batch"
+              << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
+  }
+  std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"
+            << (result.passes ? ", then " + std::to_string(result.passes) + " per-device pass(es)" : std::string())
+            << "), profile " << profiled_s << " s, all " << took << " s; best uniform: split " << best.split
+            << ", " << best.micro_batches << " micro-batches, " << best.round_s
+            << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches
+            << " micro-batches (predicted round " << result.closed_form.round_s << " s)" << std::endl;
+  return chosen;
+}
+
+// Every rank's part: the command line and the plan per device from search_choice's
+// numbers. Global autos take the best uniform pair; a device gets its own setting where
+// its choice differs from that or its own [device.K] value was auto.
+void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const std::vector<RawSetting>& file_settings,
+           const std::vector<RawSetting>& cli_settings, int devices) {
+  std::vector<std::pair<std::string, std::string>> values;
+  const std::string uniform[2] = {std::to_string(chosen[0]), std::to_string(chosen[1])};
+  const char* names[2] = {kSplit, kMicroBatches};
+  for (int i = 0; i < 2; ++i) {
+    if (is_auto(file_settings, cli_settings, names[i])) values.emplace_back(names[i], uniform[i]);
+  }
+  for (int d = 1; d <= devices; ++d) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string own = std::to_string(chosen[static_cast<std::size_t>(2 * d + i)]);
+      if (is_auto_for(file_settings, cli_settings, names[i], d) &&
+          (own != uniform[i] || is_auto(file_settings, cli_settings, device_name(d, names[i])))) {
+        values.emplace_back(device_name(d, names[i]), own);
+      }
+    }
+  }
+  choice.cli_settings = with_values(cli_settings, values);
+  for (int d = 1; d <= devices; ++d) {
+    choice.plan.push_back({static_cast<std::size_t>(chosen[static_cast<std::size_t>(2 * d)]),
+                           static_cast<int>(chosen[static_cast<std::size_t>(2 * d + 1)])});
+  }
+}
+
+}  // namespace
+
+AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
+                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
+  std::vector<train::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
   const auto started = std::chrono::steady_clock::now();
   std::optional<std::string> error;
   plan::Profile profile;
@@ -139,46 +228,7 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   if (is_server && !error) {
     try {
-      const train::PlanResult result = train::search_plan(probe, profile, train::device_sample_counts(probe, devices),
-                                                          freedom, train::first_plan_links_held_at(probe));
-      const train::PlanCandidate& best = result.candidates[result.best];
-      chosen[0] = static_cast<std::int64_t>(best.split);
-      chosen[1] = best.micro_batches;
-      trace::ResultsFile::PlanTable& table = choice.table;
-      for (std::size_t d = 0; d < result.choices.size(); ++d) {
-        chosen[2 + 2 * d] = static_cast<std::int64_t>(result.choices[d].split);
-        chosen[3 + 2 * d] = result.choices[d].micro_batches;
-        table.device_split.push_back(static_cast<double>(result.choices[d].split));
-        table.device_micro_batches.push_back(result.choices[d].micro_batches);
-      }
-      for (const train::PlanCandidate& c : result.candidates) {
-        table.split.push_back(static_cast<double>(c.split));
-        table.micro_batches.push_back(c.micro_batches);
-        table.round_s.push_back(c.round_s);
-        table.server_idle.push_back(c.server_idle);
-        table.device_idle.push_back(c.device_idle);
-        table.bytes.push_back(static_cast<double>(c.bytes));
-      }
-      table.chosen_split = static_cast<int>(best.split);
-      table.chosen_micro_batches = best.micro_batches;
-      table.uniform_round_s = best.round_s;
-      table.predicted_round_s = result.chosen.round_s;
-      table.passes = result.passes;
-      table.closed_form_micro_batches = result.closed_form_micro_batches;
-      table.closed_form_round_s = result.closed_form.round_s;
-      table.profile_json = plan::to_json(profile).dump();
-      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      for (std::size_t d = 0; d < result.choices.size(); ++d) {
-        const train::DeviceChoice& c = result.choices[d];
-        std::cout << "plan: device " << d + 1 << ": split " << c.split << ", " << c.micro_batches << " micro-batch"
-                  << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
-      }
-      std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"
-                << (result.passes ? ", then " + std::to_string(result.passes) + " per-device pass(es)" : std::string())
-                << "), profile " << profiled_s << " s, all " << took << " s; best uniform: split " << best.split
-                << ", " << best.micro_batches << " micro-batches, " << best.round_s
-                << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches
-                << " micro-batches (predicted round " << result.closed_form.round_s << " s)" << std::endl;
+      chosen = search_choice(probe, profile, freedom, profiled_s, started, choice.table);
     } catch (const std::exception& e) {
       error = std::string("planning auto: ") + e.what();
     }
@@ -186,31 +236,28 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   error = net::agree_on_error(error, MPI_COMM_WORLD);
   if (error) throw ConfigError(*error);
   CMLBED_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(chosen.size()), MPI_INT64_T, 0, MPI_COMM_WORLD));
-
-  // Global autos take the best uniform pair; a device gets its own setting where its
-  // choice differs from that or its own [device.K] value was auto.
-  std::vector<std::pair<std::string, std::string>> values;
-  const std::string uniform[2] = {std::to_string(chosen[0]), std::to_string(chosen[1])};
-  const char* names[2] = {kSplit, kMicroBatches};
-  for (int i = 0; i < 2; ++i) {
-    if (is_auto(file_settings, cli_settings, names[i])) values.emplace_back(names[i], uniform[i]);
-  }
-  for (int d = 1; d <= devices; ++d) {
-    for (int i = 0; i < 2; ++i) {
-      const std::string own = std::to_string(chosen[static_cast<std::size_t>(2 * d + i)]);
-      if (is_auto_for(file_settings, cli_settings, names[i], d) &&
-          (own != uniform[i] || is_auto(file_settings, cli_settings, device_name(d, names[i])))) {
-        values.emplace_back(device_name(d, names[i]), own);
-      }
-    }
-  }
-  choice.cli_settings = with_values(cli_settings, values);
-  for (int d = 1; d <= devices; ++d) {
-    choice.plan.push_back({static_cast<std::size_t>(chosen[static_cast<std::size_t>(2 * d)]),
-                           static_cast<int>(chosen[static_cast<std::size_t>(2 * d + 1)])});
-  }
+  adopt(choice, chosen, file_settings, cli_settings, devices);
   choice.freedom = std::move(freedom);
   choice.profile = std::move(profile);
+  return choice;
+}
+
+AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
+                            const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
+                            int devices) {
+  std::vector<train::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
+  AutoChoice choice;
+  std::vector<std::int64_t> chosen;
+  try {
+    chosen = search_choice(probe, profile, freedom, 0.0, std::chrono::steady_clock::now(), choice.table);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ConfigError(std::string("planning auto: ") + e.what());
+  }
+  adopt(choice, chosen, file_settings, cli_settings, devices);
+  choice.freedom = std::move(freedom);
+  choice.profile = profile;
   return choice;
 }
 

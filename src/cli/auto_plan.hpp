@@ -40,4 +40,9 @@ struct AutoChoice {
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server);
 
+// The same choice in one process, from a profile at hand (`cmlbed simulate`): no MPI.
+AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
+                            const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
+                            int devices);
+
 }  // namespace cmlbed::cli

@@ -39,7 +39,7 @@ int plan_command(int argc, char** argv) {
                 << config_options_description();
       return 0;
     }
-    const Config config = simulation_config(args, started.compact, /*check_output=*/false, "plan");
+    const Config config = simulation_config(args, started.compact, /*check_output=*/false);
     const plan::Profile profile = simulation_profile(config, args, "plan");
     const train::PlanResult result =
         train::search_plan(config, profile, train::device_sample_counts(config, *args.devices), {},

@@ -28,9 +28,9 @@ namespace po = boost::program_options;
 namespace cmlbed::cli {
 namespace {
 
-int simulate(const Config& config, const SimulateArguments& args, const train::RunStamp& started) {
+int simulate(const Config& config, const SimulateArguments& args, const plan::Profile& profile,
+             const std::optional<trace::ResultsFile::PlanTable>& plan, const train::RunStamp& started) {
   const int devices = *args.devices;
-  const plan::Profile profile = simulation_profile(config, args, "simulate");
   const auto began = std::chrono::steady_clock::now();
   const train::SampleCounts samples = train::sample_counts(config, devices);
   plan::SimulationInput input = train::simulation_input(config, profile, samples.devices);
@@ -40,6 +40,7 @@ int simulate(const Config& config, const SimulateArguments& args, const train::R
   const std::string path = config.text("output.file");
   trace::ResultsFile results(path, config.flag("output.overwrite"), train::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
   results.mark_simulated(plan::to_json(profile).dump());
+  if (plan) results.write_plan(*plan);
   std::vector<trace::RoundRecord> records;
   for (const plan::SimulatedRound& round : rounds) {
     train::RoundMeasures measures;
@@ -68,13 +69,18 @@ int simulate_command(int argc, char** argv) {
                    "[--section.key=value ...]\n"
                    "Predicts the run's rounds (fl, sl, sfl, pipar) with the schedule simulator, without\n"
                    "mpirun, and writes them as a results file (root attribute simulated = 1;\n"
-                   "docs/planning.md).\n\n"
+                   "docs/planning.md). model.split / pipar.micro_batches = auto: the planner's choice\n"
+                   "from the same profile, as `cmlbed run` makes it (plan.replan is not simulated).\n\n"
                 << simulate_options("simulate") << "\n"
                 << config_options_description();
       return 0;
     }
-    const Config config = simulation_config(args, started.compact, /*check_output=*/true, "simulate");
-    return simulate(config, args, started);
+    // With auto: a probe configuration (placeholders) to profile, then the planner's
+    // choice from that profile, as `cmlbed run` makes it before round 1.
+    const Config probe = simulation_config(args, started.compact, /*check_output=*/true);
+    const plan::Profile profile = simulation_profile(probe, args, "simulate");
+    const SimulationChoice chosen = simulation_choice(probe, profile, args, started.compact);
+    return simulate(chosen.config, args, profile, chosen.table, started);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "simulation_arguments.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
@@ -65,15 +66,12 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
   return args;
 }
 
-Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output,
-                         const std::string& command) {
+Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output) {
   const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-  if (wants_auto(file_settings, args.settings)) {
-    // plan searches every split and micro-batch count anyway; simulate needs numbers.
-    if (command != "plan") {
-      throw ConfigError(command + ": model.split / pipar.micro_batches = auto: give numbers to simulate, or see "
-                        "every candidate with `cmlbed plan`");
-    }
+  if (!args.auto_settings && wants_auto(file_settings, args.settings)) {
+    // Placeholders that pass the checks: plan searches every split and micro-batch count
+    // anyway, simulate plans them once it has its profile (simulation_choice).
+    args.auto_settings = args.settings;
     args.settings = with_autos_replaced(file_settings, args.settings, 1, 1);
   }
   Config config = Config::resolve(file_settings, args.settings);
@@ -96,6 +94,24 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
   }
   std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
   return train::profile_in_process(config, train::ProfilerSettings{});
+}
+
+SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
+                                   const std::string& stamp) {
+  if (!args.auto_settings) return {probe, std::nullopt};
+  const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  if (probe.text("plan.replan") != "off") {
+    std::cout << "simulate: plan.replan = " << probe.text("plan.replan")
+              << ": planned once, before round 1; re-planning between rounds is not simulated" << std::endl;
+  }
+  AutoChoice choice = choose_auto_from(probe, profile, file_settings, *args.auto_settings, *args.devices);
+  args.settings = choice.cli_settings;
+  // The probe's default output.file, so that the choice does not move it.
+  if (std::none_of(args.settings.begin(), args.settings.end(),
+                   [](const RawSetting& s) { return s.name == "output.file"; })) {
+    args.settings.push_back({"output.file", probe.text("output.file"), "default"});
+  }
+  return {simulation_config(args, stamp, /*check_output=*/true), std::move(choice.table)};
 }
 
 int report_errors(const std::function<int()>& command) {

@@ -9,6 +9,7 @@
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
+#include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed::cli {
 
@@ -18,6 +19,9 @@ struct SimulateArguments {
   std::optional<int> devices;  // --devices N, else the config's '# ranks: R' header, R-1
   bool help = false;
   std::vector<RawSetting> settings;
+  // The command line as given when it or the file asks for `auto` (settings then holds
+  // placeholders: simulation_config); empty otherwise.
+  std::optional<std::vector<RawSetting>> auto_settings;
 };
 
 boost::program_options::options_description simulate_options(const std::string& command);
@@ -26,14 +30,24 @@ boost::program_options::options_description simulate_options(const std::string& 
 SimulateArguments parse_simulate_arguments(const std::string& command, int argc, const char* const* argv);
 
 // The configuration, with output.file defaulting to results/<method>-simulated-<stamp>.h5,
-// checked for the arguments' device count (ConfigError). `auto` options: placeholders for
-// `plan` (it searches them all), a ConfigError for `simulate`.
-Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output,
-                         const std::string& command);
+// checked for the arguments' device count (ConfigError). `auto` options: placeholders
+// (split 1, 1 micro-batch), the command line as given kept in args.auto_settings: `plan`
+// searches them all, `simulate` plans them (simulation_choice) and resolves again.
+Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output);
 
 // --profile's profile (ConfigError naming the file when it cannot be read), or one
 // measured here, in-process, as the server and as device 1 (said on stdout).
 plan::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command);
+
+// The configuration with every auto replaced by the planner's choice from `profile`
+// (one line per device on stdout, as `cmlbed run` prints them) and that choice, whose
+// table goes into the results file; the probe config itself without autos.
+struct SimulationChoice {
+  Config config;
+  std::optional<trace::ResultsFile::PlanTable> table;
+};
+SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
+                                   const std::string& stamp);
 
 // Runs a command that needs no MPI: its exit status, or 2 after printing a ConfigError
 // ("cmlbed: error: ..."), 1 after any other exception ("cmlbed: failed: ...").
