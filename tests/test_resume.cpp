@@ -349,6 +349,41 @@ TEST_F(Resume, AFinishedRunGoesOnWithMoreRounds) {
   EXPECT_EQ(ResultsFile::read_model(path, "model"), weights);
 }
 
+// A stop that comes while a round is being scored leaves that round in the file
+// unscored (NaN) and checkpointed (tests/interrupt_job.sh makes such stops; their timing
+// is the machine's). Made here by hand: a finished run's last round unscored, then
+// resumed for one more round. The resumed run scores it first, as the uninterrupted
+// run did (bit for bit), and the next round matches the reference, traffic included.
+TEST_F(Resume, ARoundStoppedDuringItsScoringIsScoredWhenResumed) {
+  const std::string path = file("unscored");
+  ASSERT_EQ(run(3, options("sfl", {"--experiment.rounds=3", "--output.file=" + path}), "unscored").status, 0);
+  const auto scored = ResultsFile::read_rounds(path);
+  ASSERT_EQ(scored.size(), 3u);
+  ASSERT_FALSE(std::isnan(scored.back().test_loss));
+  {
+    trace::RowCounts keep;
+    keep.rounds = scored.size();
+    for (int rank = 0; rank < 3; ++rank) keep.events.push_back(ResultsFile::read_events(path, rank).size());
+    ResultsFile results = ResultsFile::reopen(path, keep, 3, ResultsFile::read_string_attribute(path, "config"));
+    trace::RoundRecord unscored = scored.back();
+    unscored.test_loss = unscored.test_accuracy = std::nan("");
+    results.replace_last_round(unscored);
+    results.close();
+  }
+  ASSERT_TRUE(std::isnan(ResultsFile::read_rounds(path).back().test_loss));
+  const Outcome resumed = run(3, {"--resume", path, "--experiment.rounds=4"}, "unscored_resumed");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("round 3 was stopped during its evaluation; scored now"), std::string::npos)
+      << resumed.out;
+  const auto rounds = ResultsFile::read_rounds(path);
+  ASSERT_EQ(rounds.size(), 4u);
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    expect_same_outcome(rounds[i], scored[i]);
+    expect_same_row(rounds[i], scored[i]);
+  }
+  expect_same_outcome(rounds[3], ResultsFile::read_rounds(reference("sfl"))[3]);
+}
+
 // The links go on from where they were: a rate trace that is slow for the first 10 s and
 // fast after does not start over when a run stopped after them is resumed. (270 kB up a
 // round: 2.2 s at 1 mbit, so the 6th round ends after the first 10 s; 20 ms at 100 mbit.

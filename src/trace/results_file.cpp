@@ -314,19 +314,24 @@ DatasetHandle create_table(hid_t parent, const std::string& name, hid_t row_type
 
 // Grows the table by `count` rows and writes them. On a failed write the extent is
 // put back, so that the table never shows rows that were not written.
+// Writes rows [first, first + count) of a one-dimensional dataset that has them.
+void write_rows(hid_t dataset, hsize_t first, hsize_t count, hid_t memory_type, const void* data,
+                const std::string& what) {
+  auto file_space = owned<DataspaceHandle>(H5Dget_space(dataset), "H5Dget_space(" + what + ")");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr),
+        "H5Sselect_hyperslab(" + what + ")");
+  const DataspaceHandle memory_space = vector_space(count);
+  check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+        "H5Dwrite(" + what + ")");
+}
+
 void append_rows(hid_t dataset, hsize_t& rows, hsize_t count, hid_t memory_type, const void* data,
                  const std::string& what) {
   const hsize_t old_rows = rows;
   const hsize_t new_rows = old_rows + count;
   check(H5Dset_extent(dataset, &new_rows), "H5Dset_extent(" + what + ")");
   try {
-    auto file_space = owned<DataspaceHandle>(H5Dget_space(dataset), "H5Dget_space(" + what + ")");
-    check(
-        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &old_rows, nullptr, &count, nullptr),
-        "H5Sselect_hyperslab(" + what + ")");
-    const DataspaceHandle memory_space = vector_space(count);
-    check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
-          "H5Dwrite(" + what + ")");
+    write_rows(dataset, old_rows, count, memory_type, data, what);
   } catch (...) {
     H5Dset_extent(dataset, &old_rows);  // best effort; the first error is the one to report
     throw;
@@ -673,6 +678,16 @@ void ResultsFile::append_round(const RoundRecord& record) {
   const std::vector<unsigned char> row = pack_round(impl.round_layout, record);
   append_rows(impl.rounds.get(), impl.round_rows, 1, impl.round_type.get(), row.data(),
               "'/rounds' in " + impl.where());
+}
+
+void ResultsFile::replace_last_round(const RoundRecord& record) {
+  Impl& impl = open_impl();
+  if (impl.round_rows == 0) throw std::logic_error("replace_last_round: '/rounds' in " + impl.where() + " is empty");
+  validate_round(record, impl.round_layout.ranks);
+  hdf5::silence_error_printing();
+  const std::vector<unsigned char> row = pack_round(impl.round_layout, record);
+  write_rows(impl.rounds.get(), impl.round_rows - 1, 1, impl.round_type.get(), row.data(),
+             "'/rounds' in " + impl.where());
 }
 
 void ResultsFile::set_summary(const std::vector<std::pair<std::string, double>>& values) {

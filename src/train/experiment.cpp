@@ -238,6 +238,47 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                                       is_server ? 0.0 : config.compute_rate_flops("devices.flops", rank).value_or(0.0)};
   std::vector<trace::Event> drained;  // reused every round
   net::TransportStats counted;        // the server's counters at the last round's end
+  // Every rank scores the model as it stands; rank 0 gets all scores. A stop asked for
+  // during it leaves the scores NaN (the round is complete, its score is not); the run
+  // stops at the next round boundary.
+  const auto evaluate_everywhere = [&](const RoundContext& context) {
+    std::optional<Evaluation> evaluation;
+    try {
+      evaluation = method->evaluate(context);
+    } catch (const Interrupted&) {
+    }
+    // Ranks that scored nothing wait here without spinning a core, which the ones still
+    // evaluating need (MPI_Gather would spin).
+    net::barrier_politely(control.get());
+    return net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
+  };
+  const auto merged = [](const std::vector<std::vector<double>>& evaluations) {
+    std::vector<Evaluation> per_rank;
+    for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
+    return merge_evaluations(per_rank);
+  };
+  // Resuming after a stop that came during the last kept round's evaluation: that round
+  // is in the file unscored, and every rank holds the weights after it, so it is scored
+  // now, as the uninterrupted run scored it (the same weights, the same test set).
+  if (resuming && first_round > 0) {
+    std::int32_t unscored = is_server && !records.empty() && records.back().round == first_round - 1 &&
+                            std::isnan(records.back().test_loss);
+    CMLBED_MPI_CHECK(MPI_Bcast(&unscored, 1, MPI_INT32_T, 0, control.get()));
+    if (unscored) {
+      RoundContext context = context_template;
+      context.round = first_round - 1;
+      const auto evaluations = evaluate_everywhere(context);
+      if (is_server) {
+        counted = transport.stats();  // its traffic is not the next round's
+        score_round(records.back(), merged(evaluations), scope);
+        results->replace_last_round(records.back());
+        results->set_summary(summarize(records));
+        results->flush();
+        std::cout << "cmlbed: round " << first_round << " was stopped during its evaluation; scored now"
+                  << (std::isnan(records.back().test_accuracy) ? " (no score: stopped again)" : "") << std::endl;
+      }
+    }
+  }
   const std::int64_t run_start = links_start;
   std::vector<double> startup_figures;  // this rank's, taken as its first round starts
   int stopped_by = 0;       // the signal all ranks agreed to stop for (SIGTERM, SIGINT)
@@ -290,18 +331,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     // a send still completing is counted with the next round).
     const net::TransportStats moved = transport.stats();
     const std::int64_t evaluation_start = timeline.now_ns();
-    std::optional<Evaluation> evaluation;
-    try {
-      evaluation = method->evaluate(context);
-    } catch (const Interrupted&) {
-      // A stop asked for during the evaluation: the round is complete, its score is not
-      // (NaN); the run stops at the next round boundary.
-    }
-    // Ranks that scored nothing wait here without spinning a core, which the ones still
-    // evaluating need (MPI_Gather would spin).
-    net::barrier_politely(control.get());
-    const auto evaluations =
-        net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), control.get());
+    const auto evaluations = evaluate_everywhere(context);
     const auto evaluation_starts = net::gather_int64(evaluation_start, control.get());
     // Re-planning, outside the timed work; a re-split's transfers go with this round's
     // events (after its end, like the evaluation's).
@@ -335,9 +365,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
                           moved.messages_sent - counted.messages_sent};
       counted = moved;
       for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
-      std::vector<Evaluation> per_rank;
-      for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
-      measures.evaluation = merge_evaluations(per_rank);
+      measures.evaluation = merged(evaluations);
       measures.mask_sparsity = method->mask_sparsity();
       records.push_back(make_round_record(round, *std::min_element(starts.begin(), starts.end()),
                                           *std::max_element(ends.begin(), ends.end()), events,

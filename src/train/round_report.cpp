@@ -64,25 +64,32 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
                                                ? measures.evaluation_start_ns[rank]
                                                : std::numeric_limits<std::int64_t>::max();
       for (const trace::Event& e : events[rank]) {
-        if (e.kind != trace::EventKind::send || e.t_start_ns >= evaluating_from) continue;
+        // Sends before the round (a resumed run scoring the round it stopped in) or
+        // after its evaluation began are not the round's training traffic.
+        if (e.kind != trace::EventKind::send || e.t_start_ns < start_ns || e.t_start_ns >= evaluating_from) continue;
         (rank == 0 ? record.bytes_down : record.bytes_up) += e.bytes;
         ++(rank == 0 ? record.messages_down : record.messages_up);
       }
     }
   }
   record.flops = measures.flops;
-  record.device_accuracy.assign(events.size(), std::nan(""));
   record.mask_sparsity.assign(events.size(), std::nan(""));
   for (const auto& [device, sparsity] : measures.mask_sparsity) {
     if (device > 0 && static_cast<std::size_t>(device) < events.size()) {
       record.mask_sparsity[static_cast<std::size_t>(device)] = sparsity;
     }
   }
-  const Evaluation& evaluation = measures.evaluation;
+  record.device_accuracy.assign(events.size(), std::nan(""));
+  score_round(record, measures.evaluation, measures.scope);
+  return record;
+}
+
+void score_round(trace::RoundRecord& record, const Evaluation& evaluation, EvaluationScope scope) {
+  const std::size_t ranks = record.device_accuracy.size();
   std::optional<Score> test;
-  if (measures.scope == EvaluationScope::per_device) {
+  if (scope == EvaluationScope::per_device) {
     for (const auto& [device, score] : evaluation.devices) {
-      if (device > 0 && static_cast<std::size_t>(device) < events.size()) {
+      if (device > 0 && static_cast<std::size_t>(device) < ranks) {
         record.device_accuracy[static_cast<std::size_t>(device)] = score.accuracy;
       }
     }
@@ -92,7 +99,6 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
   }
   record.test_loss = test ? test->loss : std::nan("");
   record.test_accuracy = test ? test->accuracy : std::nan("");
-  return record;
 }
 
 std::string progress_line(const trace::RoundRecord& r, int rounds, double elapsed_s) {

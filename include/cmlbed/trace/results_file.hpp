@@ -83,6 +83,9 @@ class ResultsFile {
   // vector (busy_s, idle_s, flops, device_accuracy) must have mpi_size entries, NaN
   // where a rank has no value; otherwise std::invalid_argument names each that does not.
   void append_round(const RoundRecord& record);
+  // Rewrites the last row of /rounds (a resumed run scoring the round whose evaluation
+  // a stop cut short); std::logic_error when the table is empty.
+  void replace_last_round(const RoundRecord& record);
 
   // Writes each pair as a float64 attribute of /summary, replacing an attribute of
   // the same name; attributes not named stay as they are.

@@ -46,6 +46,10 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
                                      const std::vector<std::vector<trace::Event>>& events,
                                      bool timeline_recorded, const RoundMeasures& measures);
 
+// The record's scores (test_loss, test_accuracy, device_accuracy) from a merged
+// evaluation; NaN where it has none.
+void score_round(trace::RoundRecord& record, const Evaluation& evaluation, EvaluationScope scope);
+
 // "round 3/10  wall 1.23 s  server idle 80.1%  device idle 12.0%  up 3.1 MB  down 3.1 MB
 //  acc 0.812  elapsed 4.0 s  ETA 9.3 s"
 std::string progress_line(const trace::RoundRecord& record, int rounds, double elapsed_s);
