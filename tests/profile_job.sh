@@ -13,7 +13,10 @@ fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 settings=(--data.dataset=synthetic --data.synthetic_train=300 --data.synthetic_test=50
           --data.synthetic_shape=3x32x32 --model.name=lenet --train.batch_size=16 --device.2.slowdown=3
           --train.optimizer=adam)
-if ! "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" --repeats 3 --warmup 1 \
+# 7 repeats: LeNet's batch-1 passes take a fraction of a millisecond, so on a loaded
+# machine (load 8, beside other tests) one preempted pass of 3 made batch 1 look slower
+# than batch 16; a median of 7 outlasts three.
+if ! "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${settings[@]}" --repeats 7 --warmup 1 \
      -o "$work/p.json" >"$work/out" 2>&1; then
   cat "$work/out"; fail "profile failed"
 fi
@@ -31,7 +34,7 @@ def check(ok, what):
     if not ok: bad.append(what)
 check(p["format"] == "cmlbed-profile" and p["version"] == 1, "format/version")
 check(p["batch_sizes"] == [1, 2, 4, 8, 16], f"batch sizes {p['batch_sizes']}")
-check(p["optimizer"] == "adam" and p["repeats"] == 3 and p["warmup"] == 1, "settings")
+check(p["optimizer"] == "adam" and p["repeats"] == 7 and p["warmup"] == 1, "settings")
 check([r["role"] for r in p["ranks"]] == ["server", "device", "device"], "roles")
 check([r["slowdown"] for r in p["ranks"]] == [1, 1, 3], "slowdowns")
 # One host, server and device threads equal: rank 0 measures for all, the others share it.
