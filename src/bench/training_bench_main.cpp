@@ -3,7 +3,7 @@
 //   cmlbed-bench-training pipeline PIPAR.h5 [--warmup ROUNDS] [--json FILE]
 //   cmlbed-bench-training overhead --on A.h5 B.h5 ... --off C.h5 D.h5 ... [--json FILE]
 //   cmlbed-bench-training step --model vgg5 --input 1x28x28 --split 4 --batch 32 [--threads 1]
-//       [--repeats 50] [--warmup 5] [--json FILE]
+//       [--repeats 50] [--warmup 5] [--gap_ms 0] [--replicas 1] [--thrash_mb 0] [--json FILE]
 // --warmup: what is not counted in the medians, OSU style: the first ROUNDS rounds of
 // the pipar run (default 1), or the first untimed steps (default 5, as the PyTorch side).
 #include <iostream>
