@@ -11,11 +11,16 @@
 # both with one simulation on C cores.
 #
 #   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
-#                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--force] [-- OVERRIDES...]
+#                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--steady PCT TRIES]
+#                                  [--force] [-- OVERRIDES...]
 #
 # Rounds: the config's, at most 3, except for configs with rate traces (their point is the
 # change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
 # --check: exit 1 unless every row is within ROUND_PCT % and IDLE_POINTS points.
+# --steady: after the measured run, the profile is taken again; when the two profiles'
+# compute differs by more than PCT % (default 5: this shared machine's speed moved while
+# the row was measured), the row is measured again, at most TRIES times in all (default 3;
+# --quick: 1). The table shows each row's drift and tries.
 # A config whose three files exist is not run again, but simulated again when the cmlbed
 # binary is newer than its simulation (--force runs everything again).
 # Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
@@ -29,6 +34,7 @@ source scripts/tool-checks.sh
 source scripts/ini-value.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
+steady=5 tries=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --configs) configs=$2; shift 2 ;;
@@ -37,12 +43,16 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --check) check=(--check "$2" "$3"); shift 3 ;;
+    --steady) steady=$2 tries=$3; shift 3 ;;
     --) shift; break ;;
     -h|--help) usage; exit 0 ;;
     *) echo "prediction-accuracy.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
 overrides=("$@")
+if [[ -z $tries ]]; then if $quick; then tries=1; else tries=3; fi; fi
+[[ $tries =~ ^[1-9][0-9]*$ && $steady =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  { echo "prediction-accuracy.sh: --steady PCT TRIES: a percentage and a count >= 1" >&2; exit 2; }
 cmlbed_binary prediction-accuracy.sh
 h5py_python prediction-accuracy.sh
 
@@ -93,13 +103,22 @@ for config in $configs; do
     fi
     continue
   fi
-  echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)" >&2
-  mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
-    >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
-  simulate "$base" "${settings[@]}"
-  mpirun --oversubscribe -np "$ranks" "$cmlbed" run "${settings[@]}" --output.file="$base.run.h5" \
-    >"$base.run.out" 2>&1 || { cat "$base.run.out" >&2; exit 1; }
-  rm -f "$base.run.h5.ckpt"
+  for ((try = 1; try <= tries; try++)); do
+    echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)$( ((try > 1)) && echo ", try $try")" >&2
+    mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
+      >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
+    simulate "$base" "${settings[@]}"
+    mpirun --oversubscribe -np "$ranks" "$cmlbed" run "${settings[@]}" --output.file="$base.run.h5" \
+      >"$base.run.out" 2>&1 || { cat "$base.run.out" >&2; exit 1; }
+    rm -f "$base.run.h5.ckpt"
+    # The same profile again: did the machine's speed move while this row was measured?
+    mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.after.profile.json" \
+      >"$base.after.profile.out" 2>&1 || { cat "$base.after.profile.out" >&2; exit 1; }
+    echo "$try" >"$base.tries"
+    drift=$("$python" scripts/prediction_accuracy.py --drift "$base.profile.json" "$base.after.profile.json")
+    awk -v d="$drift" -v s="$steady" 'BEGIN { exit !(d <= s) }' && break
+    ((try < tries)) && echo "   host drift ${drift}% (over ${steady}%): measuring the row again" >&2
+  done
 done
 "$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" \
   --machine "$(nproc) cores, $(uptime | sed 's/.*load/load/')" "${listed[@]}"

@@ -8,6 +8,11 @@ is one), and writes a Markdown table (--doc) and RESULTS/prediction-accuracy.jso
 RESULTS/NAME.own-cores.sim.h5, when there, is the simulation with a core per rank: its
 round time and CPU demand are shown beside. With --check ROUND_PCT
 IDLE_POINTS it exits 1 when a row is outside either bound.
+
+RESULTS/NAME.after.profile.json, when there, is a second profile taken right after the
+measured run: how much the host's speed moved between the profile the simulation used
+and the end of the run (`host drift`, from profile_drift) is shown beside each row.
+`prediction_accuracy.py --drift BEFORE.json AFTER.json` prints that drift.
 """
 import argparse
 import datetime
@@ -23,6 +28,41 @@ except ImportError:
              "Debian's /usr/bin/python3 has it)")
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from cmlbed_report.results import Run  # noqa: E402
+
+
+def _compute_seconds(rank):
+    """A rank's profiled compute: every layer's forward and backward at every batch size
+    and its optimizer step, summed (a host that runs 10% slower makes it 10% larger)."""
+    return sum(sum(layer["forward_s"]) + sum(layer["backward_s"]) + layer.get("step_s", 0.0)
+               for layer in rank["layers"])
+
+
+def profile_drift(before, after):
+    """{"server": ratio, "devices": ratio}: the compute seconds of the second profile over
+    the first, the server's and the median of the devices' (None without devices)."""
+    ratios = {"server": None, "devices": []}
+    later = {r["rank"]: r for r in after["ranks"]}
+    for rank in before["ranks"]:
+        other = later.get(rank["rank"])
+        if other is None or _compute_seconds(rank) <= 0:
+            continue
+        ratio = _compute_seconds(other) / _compute_seconds(rank)
+        if rank["role"] == "server":
+            ratios["server"] = ratio
+        else:
+            ratios["devices"].append(ratio)
+    ratios["devices"] = statistics.median(ratios["devices"]) if ratios["devices"] else None
+    return ratios
+
+
+def largest_drift(drift):
+    """The larger of the server's and the devices' |ratio - 1|."""
+    return max(abs(r - 1) for r in drift.values() if r is not None)
+
+
+def read_profile(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def cpu_demand(run):
@@ -43,14 +83,37 @@ def cpu_demand(run):
     return float((busy / kept["wall_s"]).mean())
 
 
+def _drift_text(drift):
+    if not drift:
+        return "-"
+    return " / ".join("-" if drift[k] is None else f"{100 * (drift[k] - 1):+.0f}%" for k in ("server", "devices"))
+
+
+def _tries(path):
+    """How often the row was measured (prediction-accuracy.sh writes NAME.tries)."""
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", required=True)
-    parser.add_argument("--doc", required=True)
+    parser.add_argument("--results")
+    parser.add_argument("--doc")
     parser.add_argument("--machine", default="")
     parser.add_argument("--check", nargs=2, type=float, metavar=("ROUND_PCT", "IDLE_POINTS"))
-    parser.add_argument("runs", nargs="+", help="CONFIG:NAME:RANKS")
+    parser.add_argument("--drift", nargs=2, metavar=("BEFORE", "AFTER"),
+                        help="print the host drift between two profiles (largest |change|, %%) and exit")
+    parser.add_argument("runs", nargs="*", help="CONFIG:NAME:RANKS")
     args = parser.parse_args()
+    if args.drift:
+        drift = profile_drift(*(read_profile(p) for p in args.drift))
+        print("%.1f" % (100 * largest_drift(drift)))
+        return
+    if not (args.runs and args.results and args.doc):
+        parser.error("--results, --doc and CONFIG:NAME:RANKS are needed (or --drift)")
 
     round_goal, idle_goal = (args.check if args.check else (10.0, 5.0))
     rows = []
@@ -70,13 +133,17 @@ def main():
         host_cores = int(sim.option("plan.host_cores") or 0)
         demand = cpu_demand(own or sim)
         own_error = own.steady_round_s() / measured - 1 if own else None
+        after_file = f"{args.results}/{name}.after.profile.json"
+        drift = (profile_drift(read_profile(f"{args.results}/{name}.profile.json"), read_profile(after_file))
+                 if os.path.exists(after_file) else None)
         error = simulated / measured - 1
         points = 100 * (simulated_idle - measured_idle)
         rows.append({"config": config, "method": method, "ranks": int(ranks), "rounds": count,
                      "measured_round_s": measured, "simulated_round_s": simulated, "error": error,
                      "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
                      "idle_points": points, "simulated_cpu_demand": demand, "host_cores": host_cores,
-                     "own_cores_error": own_error,
+                     "own_cores_error": own_error, "host_drift": drift,
+                     "tries": _tries(f"{args.results}/{name}.tries"),
                      "within": abs(error) * 100 <= round_goal and abs(points) <= idle_goal})
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     within = sum(r["within"] for r in rows)
@@ -98,8 +165,14 @@ def main():
         "schedule asks of the CPU: on average, how many ranks compute at once (server stages",
         "whole, a device's stretched stages 1/slowdown; `-` where devices are paced).",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | within |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "`host drift`: the same profile taken again right after the measured run, against",
+        "the one the simulation used (their compute seconds, server / median device): how far",
+        "this machine's speed moved while the row was measured. A row whose drift exceeded",
+        "the script's bound was measured again (`tries`), up to its limit; the last try is",
+        "shown.",
+        "",
+        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift server / devices | tries | within |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
@@ -108,9 +181,15 @@ def main():
             f"{'-' if r['own_cores_error'] is None else format(100 * r['own_cores_error'], '+.1f') + '%'} | "
             f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
-            f"{r['idle_points']:+.1f} | {'yes' if r['within'] else 'no'} |")
+            f"{r['idle_points']:+.1f} | {_drift_text(r['host_drift'])} | {r['tries'] or '-'} | "
+            f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
+    drifted = [r for r in rows if r["host_drift"] and largest_drift(r["host_drift"]) > 0.05]
+    if drifted:
+        lines.append(f"{len(drifted)} rows with a host drift over 5% ({sum(r['within'] for r in drifted)} "
+                     f"of them within both goals); {len(rows) - len(drifted)} rows steadier "
+                     f"({sum(r['within'] for r in rows if r not in drifted)} within).")
     if missing:
         lines.append(f"Not run (no results in {args.results}): {', '.join(missing)}.")
     lines.append("")

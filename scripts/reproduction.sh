@@ -7,7 +7,7 @@
 #   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
 #   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
 #   scripts/reproduction.sh --archive DIR   # where run digests are kept (default docs/reproduction-data)
-#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,report
+#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,adasplit,report
 #   scripts/reproduction.sh --quick --results DIR --doc FILE --images DIR   # tiny settings, no DP (the ctest)
 #   scripts/reproduction.sh --list-jobs     # the heavy parts, one a line (jobs/reproduction.sbatch)
 #   scripts/reproduction.sh --job SPEC      # one of those lines (an array element runs one)
@@ -24,6 +24,10 @@
 #              DP_REPEATS passes (default 2; medians in the report)
 #   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
 #              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
+#   adasplit   the AdaSplit comparison: the runs `scripts/adasplit-comparison.sh --list`
+#              names (configs/adasplit/: fl, sl, sfl, pipar, adasplit, the kappa and the
+#              eta x orchestrator sweeps; its ADASPLIT_METHODS, KAPPAS, ETAS, ORCHESTRATORS
+#              apply), about 30 minutes here, into adasplit/NAME.h5
 #   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures; it
 #              first keeps a digest of every run that succeeded (every table of its results
 #              file but the timeline, a few KB) and copies of the profiles and plans in
@@ -38,6 +42,8 @@
 # --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
 # (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
 # MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, DP_REPEATS.
+# --full and the Slurm array run the heavy parts, accuracy and adasplit; the default run
+# does not (their kept digests still make their sections).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
@@ -57,7 +63,7 @@ while [[ $# -gt 0 ]]; do
     --images) needs_value "$@"; images=$2; shift 2 ;;
     --archive) needs_value "$@"; archive=$2; shift 2 ;;
     --only) needs_value "$@"; parts=$2; shift 2 ;;
-    --full) full=true; parts=profiles,simulate,measured,dp,accuracy,report; shift ;;
+    --full) full=true; parts=profiles,simulate,measured,dp,accuracy,adasplit,report; shift ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --report-only) parts=report; shift ;;
@@ -69,8 +75,8 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -ra part_list <<<"$parts"
 for p in "${part_list[@]}"; do
-  case $p in profiles|simulate|measured|dp|accuracy|report) ;; *)
-    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, dp, accuracy, report" >&2
+  case $p in profiles|simulate|measured|dp|accuracy|adasplit|report) ;; *)
+    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, dp, accuracy, adasplit, report" >&2
     exit 2 ;;
   esac
 done
@@ -91,6 +97,7 @@ read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
 accuracy_rounds=${ACCURACY_ROUNDS:-20}
 dp_repeats=${DP_REPEATS:-2}
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
+adasplit_groups=methods,kappa,eta adasplit_extra=()
 # DP settings of the report (docs/privacy.md): the split methods clip each sample's
 # activation to L2 norm 5 and add N(0, (0.5 x 5)^2); fl (DP-FedAvg) clips each update to 1
 # and adds N(0, (0.3 x 1 / devices)^2) to the average. As tests/privacy_job.sh uses them.
@@ -110,8 +117,13 @@ if $quick; then
   # unless asked for (--only), so that it ends within a minute.
   read -ra networks <<<"${NETWORKS:-vgg5}"
   read -ra rates <<<"${RATES:-100}"
-  [[ $parts == profiles,simulate,measured,dp,report ]] && parts=profiles,simulate,measured,report
+  # Two AdaSplit-comparison runs (sfl and adasplit, 2 rounds of 2 mini-batches) stand for
+  # that part's 16.
+  [[ $parts == profiles,simulate,measured,dp,report ]] && parts=profiles,simulate,measured,adasplit,report
   measured_default="vgg5:100"
+  export ADASPLIT_METHODS=${ADASPLIT_METHODS:-sfl adasplit}
+  adasplit_groups=methods
+  adasplit_extra=(--experiment.rounds=2 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
   grid_ranks=3 profile_args=(--repeats 1 --warmup 0)
   grid_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.synthetic_train=200 --data.synthetic_test=20)
   dp_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
@@ -328,6 +340,29 @@ run_accuracy() {
   done
 }
 
+# The AdaSplit comparison's runs (scripts/adasplit-comparison.sh --list: NAME CONFIG
+# OVERRIDES..., one a line), each into adasplit/NAME.h5 with its provenance. The report
+# tables them as adasplit-comparison.sh does (cmlbed-report c3's definitions).
+run_adasplit_one() {  # LINE
+  local words name config ranks
+  read -ra words <<<"$1"
+  name=${words[0]} config=${words[1]}
+  local out=$results/adasplit/$name.h5
+  done_already "$out" && return 0
+  ranks=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  [[ -n $ranks ]] || { echo "adasplit: $config has no '# ranks: N' first line" >&2; failures=$((failures + 1)); return 0; }
+  echo "adasplit: $name"
+  record "$out" "$results/adasplit/$name.log" "$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run \
+    --config "$config" --output.checkpoint=0 "${adasplit_extra[@]}" "${words[@]:2}" \
+    --output.file="$out" --output.overwrite=true
+}
+adasplit_runs() { bash scripts/adasplit-comparison.sh --list --only "$adasplit_groups"; }
+run_adasplit() {
+  local lines line
+  mapfile -t lines < <(adasplit_runs)  # read first: mpirun would read the rest of a pipe
+  for line in "${lines[@]}"; do run_adasplit_one "$line"; done
+}
+
 run_report() {
   local mode_text=default
   $quick && mode_text=quick
@@ -339,11 +374,13 @@ run_report() {
     --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \
     --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
     --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
+    --adasplit-methods "${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}" \
     --cmlbed "$cmlbed" --archive "$archive"
 }
 
 # The heavy parts as independent jobs (one Slurm array element each): the measured cells
-# of every network but the default ones, and each accuracy (dataset, network).
+# of every network but the default ones, each accuracy (dataset, network) and each run
+# of the AdaSplit comparison.
 default_cell() {  # NET RATE: is it among the default measured cells?
   local spec r
   for spec in $measured_default; do
@@ -364,11 +401,12 @@ list_jobs() {
   for dataset in "${accuracy_datasets[@]}"; do
     for net in "${accuracy_networks[@]}"; do echo "accuracy $dataset $net"; done
   done
+  adasplit_runs | awk '{ print "adasplit " $1 }'
 }
 
 [[ $mode == list ]] && { list_jobs; exit 0; }
 [[ -x $cmlbed ]] || { echo "reproduction.sh: no cmlbed binary at $cmlbed (build it, or set CMLBED)" >&2; exit 2; }
-mkdir -p "$results"/{profiles,simulated,measured,dp,accuracy}
+mkdir -p "$results"/{profiles,simulated,measured,dp,accuracy,adasplit}
 case $mode in
   job)
     read -ra words <<<"$job"
@@ -379,7 +417,11 @@ case $mode in
                   { networks=("${words[1]}"); run_profiles; }
                 run_measured_cell "${words[1]}" "${words[2]}" ;;
       accuracy) run_accuracy_one "${words[1]}" "${words[2]}" ;;
-      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE' or 'accuracy DATASET NET'" >&2; exit 2 ;;
+      adasplit)
+        line=$(adasplit_runs | awk -v name="${words[1]:-}" '$1 == name')
+        [[ -n $line ]] || { echo "reproduction.sh: --job '$job': no such AdaSplit-comparison run (scripts/adasplit-comparison.sh --list)" >&2; exit 2; }
+        run_adasplit_one "$line" ;;
+      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE', 'accuracy DATASET NET' or 'adasplit NAME'" >&2; exit 2 ;;
     esac
     exit $((failures > 0)) ;;
 esac
@@ -392,6 +434,7 @@ main() {
   wants measured && run_measured
   wants dp && run_dp
   wants accuracy && run_accuracy
+  wants adasplit && run_adasplit
   if wants report; then run_report || failures=$((failures + 1)); fi
   echo "reproduction.sh: done in $(( $(date +%s) - t_start )) s, $failures failure(s)$(wants report && echo "; report: $doc")"
   return $((failures > 0))

@@ -62,7 +62,9 @@ warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without c
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from cmlbed_report.archive import Archive  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
+from cmlbed_report.c3 import budget_numbers  # noqa: E402
 from cmlbed_report.summary import compare, run_numbers  # noqa: E402
+from cmlbed_report.tradeoff import comparison_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 METHODS = ("fl", "sfl", "pipar")
@@ -72,6 +74,9 @@ PIPAR_PAPER = {"speedup": 34.6, "idle_reduction": 64.1,
                          "in ../shared/DESIGN.md"}
 ADASPLIT_PAPER = [  # method, accuracy %, GB; CIFAR-10 class-wise, 5 clients, LeNet
     ("adasplit", 91.6, 3.6), ("sfl", 65.8, 29.5), ("sl", 70.9, 26.0)]
+# scripts/adasplit-comparison.sh's budgets (10 GB, 5 TFLOP): they do not change the
+# figures tabled here (final accuracy, totals), only c3's within-budget columns.
+ADASPLIT_BUDGETS = (10e9, 5e12)
 ADASPLIT_PAPER_SOURCE = ("AdaSplit (Chopra et al., arXiv 2112.01637), CIFAR-10 class-wise "
                          "split, 5 clients, LeNet; as quoted in ../shared/DESIGN.md")
 
@@ -131,6 +136,14 @@ def _settled(run):
     acc = run.rounds["test_accuracy"]
     acc = acc[~np.isnan(acc)][-5:]
     return "range %.3f" % (acc.max() - acc.min()) if len(acc) else "-"
+
+
+def _number_or_text(value):
+    """Sort key of a table cell: numbers by value, before text."""
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
 
 
 def _epsilon(run):
@@ -918,73 +931,106 @@ class Report:
             return "the"
 
     # --- AdaSplit ------------------------------------------------------------------------
+    def _adasplit_rows(self, names):
+        """(rows, entries) of the AdaSplit comparison's runs adasplit/NAME.h5 that exist:
+        `cmlbed-report c3`'s numbers (tradeoff.comparison_rows), as adasplit-comparison.sh
+        tables them."""
+        entries = [self.store.entry(os.path.join(self.results, "adasplit", n + ".h5")) for n in names]
+        entries = [e for e in entries if e.load() is not None]
+        runs = [e.run for e in entries]
+        budgets = [budget_numbers(r, ADASPLIT_BUDGETS[0], ADASPLIT_BUDGETS[1]) for r in runs]
+        return comparison_rows(runs, budgets), entries
+
     def adasplit(self):
-        self.add("## 4. AdaSplit: comparison table and kappa sweep\n\n")
-        readme = open(os.path.join(ROOT, "README.md")).read()
-        start = readme.find("**The AdaSplit comparison**")
-        table = re.search(r"(\| method \| accuracy \|.*?\n)(?:\n|[^|])", readme[start:], re.S)
-        kappa = re.search(r"kappa sweep \(accuracy / GB\):(.*?)\(one global round", readme[start:], re.S)
-        measured_at = re.search(r"Measured here\s*\(([^;]*);", readme[start:])
-        if start < 0 or not table:
-            self.add("The AdaSplit comparison's table was not found in README.md; run "
-                     "`bash scripts/adasplit-comparison.sh`.\n\n")
-            self.pending.append("AdaSplit comparison table (README.md)")
+        self.add("## 4. AdaSplit: comparison table, kappa and eta sweeps\n\n")
+        methods = self.args.adasplit_methods.split()
+        rows, entries = self._adasplit_rows(methods)
+        command = "`scripts/reproduction.sh --only adasplit,report`"
+        if not rows:
+            self.add("Not run yet: %s (or the Slurm array) runs the comparison's runs, "
+                     "`scripts/adasplit-comparison.sh --list`.\n\n" % command)
+            self.pending.append("the AdaSplit comparison (%s, about 30 minutes)" % command)
             return
-        ours = {}
-        for line in table.group(1).strip().splitlines()[2:]:
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            ours[cells[0]] = cells
+        ours = {row["method"]: (row, e) for row, e in zip(rows, entries)}
+        first = entries[0].run
         self.add(
-            "Not rerun by this script (about 30 minutes): the figures are those measured by "
-            "`bash scripts/adasplit-comparison.sh` (configs `configs/adasplit/{fl,sl,sfl,pipar,"
-            "adasplit}.ini`: 1 server + 5 devices, Fashion-MNIST with 2 classes per device, "
-            "LeNet split after pool1, Adam, 10 rounds, each device scored on its own "
-            "classes, 10/25 mbit), on this machine (%s), as recorded in README.md (\"The "
-            "AdaSplit comparison\"); copied here from there by the report script. The authors' figures: %s.\n\n"
-            % (" ".join(measured_at.group(1).split()) if measured_at else "see README.md",
+            "Configs `configs/adasplit/{%s}.ini` (%s): 1 server + 5 devices, Fashion-MNIST "
+            "with 2 classes per device, LeNet split after pool1, Adam, %d rounds of %s "
+            "mini-batches, each device scored on its own classes, 10 mbit up / 25 mbit down; "
+            "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`. Numbers "
+            "are `cmlbed-report c3`'s (docs/c3-accounting.md): accuracy of the last "
+            "evaluated round (per-device runs: the devices' accuracies weighted by their test "
+            "samples), bytes over all links and rounds, the devices' training FLOPs, the mean "
+            "round wall time and the server's idle share. The authors' figures: %s.\n\n"
+            % (",".join(methods), "the runs' settings as configured" if self.args.mode != "quick"
+               else "quick mode: overridden smaller, see the commands",
+               first.configured_rounds, first.option("train.local_iterations") or "?", command,
                ADASPLIT_PAPER_SOURCE))
         paper = {m: (a, gb) for m, a, gb in ADASPLIT_PAPER}
-        rows = []
+        table = []
         for method in ("adasplit", "sfl", "sl", "pipar", "fl"):
-            c = ours.get(method)
-            if not c:
+            if method not in ours:
                 continue
+            row, e = ours[method]
             p = paper.get(method)
-            rows.append([method, "%.1f%%" % (100 * float(c[1])), c[2], c[3], c[4], c[5],
-                         "%.1f%%" % p[0] if p else "not reported",
-                         "%.1f" % p[1] if p else "-"])
+            table.append([method, fmt(100 * row["final_accuracy"], "%.1f%%"), fmt(row["total_gb"], "%.4f"),
+                          fmt(row["client_tflops"], "%.4f"), fmt(row["mean_round_s"], "%.3f"),
+                          fmt(row["server_idle_pct"], "%.1f"),
+                          "%.1f%%" % p[0] if p else "not reported", "%.1f" % p[1] if p else "-",
+                          self.cite.cite(e)])
         self.add(md_table(["method", "accuracy (ours)", "GB up+down (ours)", "client TFLOPs (ours)",
                            "mean round s (ours)", "server idle % (ours)", "accuracy (authors)",
-                           "GB (authors)"], rows))
-        ratio_ours = None
+                           "GB (authors)", "run"], table))
         if "adasplit" in ours and "sfl" in ours:
-            ratio_ours = float(ours["sfl"][2]) / float(ours["adasplit"][2])
-        self.add(
-            "\nBytes: AdaSplit sends %s fewer bytes than SplitFed here, the authors %.1fx "
-            "fewer: the same direction (no gradients down, eta of N devices per "
-            "iteration, nothing in the local phase); the totals differ by orders of "
-            "magnitude because our runs are 10 short rounds of 28x28 grey images, theirs "
-            "full CIFAR-10 training. Accuracy: the ranking agrees (AdaSplit far above SFL "
-            "and SL), but the levels differ: our FL/SFL/PiPar deploy one global model that "
-            "after 10 rounds on 2-class shards still mixes the devices' classes, our SL "
-            "forgets all but the last device's classes, and AdaSplit's per-device masks "
-            "give each device a personalised model scored on its own two classes, where "
-            "Fashion-MNIST is easier than CIFAR-10. The C3-Score is not reported: its "
-            "formula was not available (docs/c3-accounting.md gives the budget "
-            "coordinates).\n\n" % ("%.1fx" % ratio_ours if ratio_ours else "-",
-                                   paper["sfl"][1] / paper["adasplit"][1]))
-        if kappa:
-            pairs = re.findall(r"([0-9.]+):\s*([0-9.]+)\s*/\s*([0-9.]+)", kappa.group(1))
-            self.add("kappa sweep (AdaSplit, eta 3 of 5, UCB; ours, same source):\n\n")
-            self.add(md_table(["kappa (local fraction)", "accuracy (ours)", "GB (ours)",
-                               "authors"], [[k, a, g, "not available to us" if k != "0.6" else
-                                             "0.6 is the authors' default"] for k, a, g in pairs]))
+            ratio = ours["sfl"][0]["total_gb"] / ours["adasplit"][0]["total_gb"]
+            self.headline["adasplit_bytes"] = (ratio, paper["sfl"][1] / paper["adasplit"][1])
+            by_accuracy = sorted((m for m in ours if m in paper),
+                                 key=lambda m: -ours[m][0]["final_accuracy"])
             self.add(
-                "\nMore local training (higher kappa) sends fewer bytes, since the global "
-                "phase is shorter; accuracy holds until kappa 0.75 and falls at 0.9, where "
-                "10 rounds leave one global round. The authors' sweep numbers were not "
-                "available to us, so only the direction can be compared: they report the "
-                "same trade-off (kappa trades accuracy for bandwidth and client compute).\n\n")
+                "\nBytes: AdaSplit sends %.1fx fewer bytes than SplitFed here, the authors "
+                "%.1fx fewer: no gradients go down, eta of the N devices send per iteration "
+                "of the global phase, and nothing is sent in the local phase. The totals differ "
+                "by orders of magnitude because our runs are short rounds of 28x28 grey "
+                "images, theirs full CIFAR-10 training. Accuracy, ours from high to low: %s "
+                "(the authors: adasplit, sl, sfl). Our FL/SFL/PiPar deploy one global model "
+                "that after a few rounds on 2-class shards still mixes the devices' classes, "
+                "our SL keeps mostly the last device's classes, and AdaSplit's per-device "
+                "masks give each device a personalised model scored on its own two classes, "
+                "where Fashion-MNIST is easier than CIFAR-10. The C3-Score is not reported: "
+                "its formula was not available (docs/c3-accounting.md gives the budget "
+                "coordinates).\n\n" % (ratio, paper["sfl"][1] / paper["adasplit"][1],
+                                         ", ".join(by_accuracy)))
+        self._adasplit_sweep(
+            "kappa", "kappa sweep (AdaSplit's local fraction; eta 3 of 5, UCB)",
+            ["kappa (local fraction)"], lambda run: [run.option("adasplit.local_fraction")],
+            "More local training (higher kappa) sends fewer bytes, since the global phase is "
+            "shorter; where accuracy falls, the global phase has become too short to "
+            "train the server's part for every device. The authors' sweep numbers were not "
+            "available to us, so only the direction can be compared: they report the same "
+            "trade-off (kappa trades accuracy for bandwidth and client compute; 0.6 is their "
+            "default).")
+        self._adasplit_sweep(
+            "eta", "eta sweep (devices selected per iteration of the global phase) x orchestrator "
+            "(kappa 0.6)", ["eta (selected of 5)", "orchestrator"],
+            lambda run: [run.option("adasplit.selected"), run.option("adasplit.orchestrator")],
+            "Fewer selected devices send fewer bytes in the global phase; the orchestrator "
+            "decides which devices (UCB: those whose loss is high, discounted; random: "
+            "uniformly). The authors' figures for this sweep were not available to us.")
+
+    def _adasplit_sweep(self, prefix, title, headings, settings, comment):
+        names = sorted({os.path.basename(p)[:-3] for p in
+                        self.store.glob(os.path.join("adasplit", prefix + "*.h5"))})
+        rows, entries = self._adasplit_rows(names)
+        if not rows:
+            return
+        self.add("%s:\n\n" % title)
+        table = [settings(e.run) + [fmt(100 * row["final_accuracy"], "%.1f%%"), fmt(row["total_gb"], "%.4f"),
+                                    fmt(row["client_tflops"], "%.4f"), fmt(row["mean_round_s"], "%.3f"),
+                                    self.cite.cite(e)]
+                 for row, e in zip(rows, entries)]
+        table.sort(key=lambda r: tuple(_number_or_text(c) for c in r[:len(headings)]))
+        self.add(md_table(headings + ["accuracy", "GB up+down", "client TFLOPs", "mean round s", "run"], table))
+        self.add("\n%s\n\n" % comment)
 
     # --- provenance ------------------------------------------------------------------------
     def provenance(self):
@@ -1044,7 +1090,7 @@ class Report:
             "that were already done are reused, so the runs behind it may come from several "
             "invocations (runs from %s to %s; binaries: %s). Do not edit by hand: every "
             "number below comes from a results file (or its kept digest) of the binary its "
-            "provenance names (or, for AdaSplit, from README.md's measured table, as said), "
+            "provenance names, "
             "and the [n] after it points to the command that produced it, with its date, "
             "machine and load (Provenance, at the end).\n\n" % (
                 {"default": "", "full": " --full", "quick": " --quick"}[self.args.mode],
@@ -1084,6 +1130,10 @@ class Report:
             g = self.headline["dp"]
             summary.append("- DP on the main job: PiPar vs FL %.2fx (DP off) / %.2fx (on); vs "
                            "SFL %.2fx / %.2fx.\n" % (g["off"][0], g["on"][0], g["off"][1], g["on"][1]))
+        if "adasplit_bytes" in self.headline:
+            ours, theirs = self.headline["adasplit_bytes"]
+            summary.append("- AdaSplit sends %.1fx fewer bytes than SplitFed (the authors: "
+                           "%.1fx).\n" % (ours, theirs))
         for p in self.pending:
             summary.append("- Pending: %s.\n" % p)
         summary.append("\n")
@@ -1110,6 +1160,7 @@ def main():
     parser.add_argument("--dp-fl", default="")
     parser.add_argument("--dp-accuracy-split", default="")
     parser.add_argument("--dp-accuracy-fl", default="")
+    parser.add_argument("--adasplit-methods", default="fl sl sfl pipar adasplit")
     parser.add_argument("--cmlbed", default="build/cmlbed")
     parser.add_argument("--archive", default=os.path.join(ROOT, "docs", "reproduction-data"),
                         help="where digests of the runs are kept (in git), read when a results "
