@@ -67,7 +67,10 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
 }
 
 Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output) {
-  const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  if (!args.file_settings) {
+    args.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  }
+  const std::vector<RawSetting>& file_settings = *args.file_settings;
   if (!args.auto_settings && wants_auto(file_settings, args.settings)) {
     // Placeholders that pass the checks: plan searches every split and micro-batch count
     // anyway, simulate plans them once it has its profile (simulation_choice).
@@ -99,12 +102,11 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp) {
   if (!args.auto_settings) return {probe, std::nullopt};
-  const auto file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
   if (probe.text("plan.replan") != "off") {
     std::cout << "simulate: plan.replan = " << probe.text("plan.replan")
               << ": planned once, before round 1; re-planning between rounds is not simulated" << std::endl;
   }
-  AutoChoice choice = choose_auto_from(probe, profile, file_settings, *args.auto_settings, *args.devices);
+  AutoChoice choice = choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
   args.settings = choice.cli_settings;
   // The probe's default output.file, so that the choice does not move it.
   if (std::none_of(args.settings.begin(), args.settings.end(),

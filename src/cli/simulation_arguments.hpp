@@ -22,6 +22,8 @@ struct SimulateArguments {
   // The command line as given when it or the file asks for `auto` (settings then holds
   // placeholders: simulation_config); empty otherwise.
   std::optional<std::vector<RawSetting>> auto_settings;
+  // The INI file's settings, read once (simulation_config), used by every later step.
+  std::optional<std::vector<RawSetting>> file_settings;
 };
 
 boost::program_options::options_description simulate_options(const std::string& command);
