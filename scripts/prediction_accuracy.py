@@ -84,9 +84,14 @@ def cpu_demand(run):
 
 
 def _drift_text(drift):
+    """The server's drift, and the devices' when they were profiled apart from it and
+    drifted otherwise (devices with the server's threads are measured once, by rank 0)."""
     if not drift:
         return "-"
-    return " / ".join("-" if drift[k] is None else f"{100 * (drift[k] - 1):+.0f}%" for k in ("server", "devices"))
+    texts = [None if drift[k] is None else f"{100 * (drift[k] - 1):+.0f}%" for k in ("server", "devices")]
+    if texts[1] is None or texts[1] == texts[0]:
+        return texts[0] or "-"
+    return f"{texts[0] or '-'} / {texts[1]}"
 
 
 def _tries(path):
@@ -166,12 +171,12 @@ def main():
         "whole, a device's stretched stages 1/slowdown; `-` where devices are paced).",
         "",
         "`host drift`: the same profile taken again right after the measured run, against",
-        "the one the simulation used (their compute seconds, server / median device): how far",
-        "this machine's speed moved while the row was measured. A row whose drift exceeded",
-        "the script's bound was measured again (`tries`), up to its limit; the last try is",
-        "shown.",
+        "the one the simulation used (their compute seconds; the server's, and the median",
+        "device's where devices were profiled apart and differ): how far this machine's speed",
+        "moved in the minute or so a row takes. A row whose drift exceeded the script's bound",
+        "was measured again (`tries`), up to its limit; the last try is shown.",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift server / devices | tries | within |",
+        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | tries | within |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
