@@ -133,6 +133,7 @@ cmlbed=${CMLBED_BIN:-$root/build/cmlbed}
 [[ -x $cmlbed ]] || { echo "adasplit-comparison.sh: no cmlbed binary at $cmlbed (bash scripts/setup.sh builds it)" >&2; exit 1; }
 mpiexec=${MPIEXEC:-mpirun}
 source "$root/scripts/mpi-env.sh"
+source "$root/scripts/ini-value.sh"
 mapfile -t runs < <(list_runs)
 [[ ${#runs[@]} -gt 0 ]] || { echo "adasplit-comparison.sh: no runs selected" >&2; exit 2; }
 mkdir -p "$results"
@@ -157,7 +158,7 @@ for line in "${runs[@]}"; do
     timings+=("$name skipped")
     continue
   fi
-  ranks=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  ranks=$(config_ranks "$config")
   [[ -n $ranks ]] || { echo "adasplit-comparison.sh: $config has no '# ranks: N' first line" >&2; exit 1; }
   command=("$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run --config "$config"
            --output.file="$results/$name.h5" --output.overwrite=true "${extra[@]}")

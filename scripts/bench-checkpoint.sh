@@ -22,6 +22,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${#configs[@]} -gt 0 ]] || configs=(configs/quickstart/fl.ini configs/quickstart/sfl.ini configs/quickstart/pipar.ini)
 source "$root/scripts/mpi-env.sh"
+source "$root/scripts/ini-value.sh"
 cd "$root"
 [[ -x build/cmlbed ]] || { echo "build first: bash scripts/setup.sh" >&2; exit 2; }
 out=$(mktemp -d)
@@ -29,7 +30,7 @@ trap 'rm -rf "$out"' EXIT
 
 files=()
 for config in "${configs[@]}"; do
-  ranks=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  ranks=$(config_ranks "$config")
   [[ -n $ranks ]] || { echo "$config: no '# ranks: N' first line" >&2; exit 2; }
   name=$(basename "$(dirname "$config")")-$(basename "$config" .ini)
   echo "== $config ($ranks ranks, $rounds rounds, a checkpoint after each)"

@@ -12,3 +12,9 @@ ini_value() {
     }
     END { print value }' "$1"
 }
+
+# config_ranks FILE: R of the config's "# ranks: R" first line (the ranks it was written
+# for), or "" when the first line is not such a header.
+config_ranks() {
+  sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$1"
+}

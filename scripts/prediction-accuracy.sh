@@ -120,5 +120,5 @@ for config in $configs; do
     ((try < tries)) && echo "   host drift ${drift}% (over ${steady}%): measuring the row again" >&2
   done
 done
-"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" \
+"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" \
   --machine "$(nproc) cores, $(uptime | sed 's/.*load/load/')" "${listed[@]}"

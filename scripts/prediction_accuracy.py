@@ -44,9 +44,10 @@ def profile_drift(before, after):
     later = {r["rank"]: r for r in after["ranks"]}
     for rank in before["ranks"]:
         other = later.get(rank["rank"])
-        if other is None or _compute_seconds(rank) <= 0:
+        first = _compute_seconds(rank)
+        if other is None or first <= 0:
             continue
-        ratio = _compute_seconds(other) / _compute_seconds(rank)
+        ratio = _compute_seconds(other) / first
         if rank["role"] == "server":
             ratios["server"] = ratio
         else:
@@ -111,6 +112,8 @@ def main():
     parser.add_argument("--check", nargs=2, type=float, metavar=("ROUND_PCT", "IDLE_POINTS"))
     parser.add_argument("--drift", nargs=2, metavar=("BEFORE", "AFTER"),
                         help="print the host drift between two profiles (largest |change|, %%) and exit")
+    parser.add_argument("--steady", type=float, default=5.0, metavar="PCT",
+                        help="the drift (%%) above which prediction-accuracy.sh measured a row again")
     parser.add_argument("runs", nargs="*", help="CONFIG:NAME:RANKS")
     args = parser.parse_args()
     if args.drift:
@@ -190,9 +193,9 @@ def main():
             f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
-    drifted = [r for r in rows if r["host_drift"] and largest_drift(r["host_drift"]) > 0.05]
+    drifted = [r for r in rows if r["host_drift"] and largest_drift(r["host_drift"]) > args.steady / 100]
     if drifted:
-        lines.append(f"{len(drifted)} rows with a host drift over 5% ({sum(r['within'] for r in drifted)} "
+        lines.append(f"{len(drifted)} rows with a host drift over {args.steady:g}% ({sum(r['within'] for r in drifted)} "
                      f"of them within both goals); {len(rows) - len(drifted)} rows steadier "
                      f"({sum(r['within'] for r in rows if r not in drifted)} within).")
     if missing:

@@ -349,7 +349,7 @@ run_adasplit_one() {  # LINE
   name=${words[0]} config=${words[1]}
   local out=$results/adasplit/$name.h5
   done_already "$out" && return 0
-  ranks=$(sed -n '1s/^# ranks: *\([0-9][0-9]*\) *$/\1/p' "$config")
+  ranks=$(config_ranks "$config")
   [[ -n $ranks ]] || { echo "adasplit: $config has no '# ranks: N' first line" >&2; failures=$((failures + 1)); return 0; }
   echo "adasplit: $name"
   record "$out" "$results/adasplit/$name.log" "$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run \
