@@ -20,7 +20,8 @@
 # --steady: after the measured run, the profile is taken again; when the two profiles'
 # compute differs by more than PCT % (default 5: this shared machine's speed moved while
 # the row was measured), the row is measured again, at most TRIES times in all (default 3;
-# --quick: 1). The table shows each row's drift and tries.
+# --quick: 1). The table shows each row's drift and tries, and the share of the CPU time
+# during the measured run that the hypervisor gave to other guests (steal, /proc/stat).
 # A config whose three files exist is not run again, but simulated again when the cmlbed
 # binary is newer than its simulation (--force runs everything again).
 # Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
@@ -77,6 +78,15 @@ simulate() {
     { cat "$base.own-cores.sim.out" >&2; exit 1; }
 }
 
+# stolen_pct BEFORE AFTER: of the CPU time between two readings of /proc/stat's first
+# line (all CPUs: user nice system idle iowait irq softirq steal ...), the share the
+# hypervisor gave to other guests while this one wanted to run (steal), in percent.
+stolen_pct() {
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x); split(b, y); total = 0
+    for (i = 2; i <= 9; i++) total += y[i] - x[i]
+    printf "%.1f\n", (total > 0 ? 100 * (y[9] - x[9]) / total : 0) }'
+}
+
 mkdir -p "$results"
 listed=()
 for config in $configs; do
@@ -108,8 +118,10 @@ for config in $configs; do
     mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
       >"$base.profile.out" 2>&1 || { cat "$base.profile.out" >&2; exit 1; }
     simulate "$base" "${settings[@]}"
+    cpu_before=$(head -1 /proc/stat)
     mpirun --oversubscribe -np "$ranks" "$cmlbed" run "${settings[@]}" --output.file="$base.run.h5" \
       >"$base.run.out" 2>&1 || { cat "$base.run.out" >&2; exit 1; }
+    stolen_pct "$cpu_before" "$(head -1 /proc/stat)" >"$base.steal"
     rm -f "$base.run.h5.ckpt"
     # The same profile again: did the machine's speed move while this row was measured?
     mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.after.profile.json" \

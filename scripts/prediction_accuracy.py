@@ -95,11 +95,11 @@ def _drift_text(drift):
     return f"{texts[0] or '-'} / {texts[1]}"
 
 
-def _tries(path):
-    """How often the row was measured (prediction-accuracy.sh writes NAME.tries)."""
+def _number_in(path, kind):
+    """The number prediction-accuracy.sh wrote to `path` (NAME.tries, NAME.steal), or None."""
     try:
         with open(path) as f:
-            return int(f.read().strip() or 0)
+            return kind(f.read().strip())
     except (OSError, ValueError):
         return None
 
@@ -151,7 +151,8 @@ def main():
                      "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
                      "idle_points": points, "simulated_cpu_demand": demand, "host_cores": host_cores,
                      "own_cores_error": own_error, "host_drift": drift,
-                     "tries": _tries(f"{args.results}/{name}.tries"),
+                     "tries": _number_in(f"{args.results}/{name}.tries", int),
+                     "steal": _number_in(f"{args.results}/{name}.steal", float),
                      "within": abs(error) * 100 <= round_goal and abs(points) <= idle_goal})
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     within = sum(r["within"] for r in rows)
@@ -177,10 +178,12 @@ def main():
         "the one the simulation used (their compute seconds; the server's, and the median",
         "device's where devices were profiled apart and differ): how far this machine's speed",
         "moved in the minute or so a row takes. A row whose drift exceeded the script's bound",
-        "was measured again (`tries`), up to its limit; the last try is shown.",
+        "was measured again (`tries`), up to its limit; the last try is shown. `steal`: of",
+        "the CPU time during the measured run, the share the hypervisor gave to other guests",
+        "while this one wanted to run (/proc/stat): cores the run did not have.",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | tries | within |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | steal | tries | within |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
@@ -189,7 +192,8 @@ def main():
             f"{'-' if r['own_cores_error'] is None else format(100 * r['own_cores_error'], '+.1f') + '%'} | "
             f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
-            f"{r['idle_points']:+.1f} | {_drift_text(r['host_drift'])} | {r['tries'] or '-'} | "
+            f"{r['idle_points']:+.1f} | {_drift_text(r['host_drift'])} | "
+            f"{'-' if r['steal'] is None else format(r['steal'], '.1f') + '%'} | {r['tries'] or '-'} | "
             f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]

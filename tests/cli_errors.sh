@@ -50,6 +50,8 @@ expect 2 "network.uplink_rate.*50mbitt" "${mpi[@]}" 2 "$cmlbed" run --dry-run "$
 expect 2 "model.split = 9 is beyond" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
 expect 2 "plan.replan = on_change re-plans what the planner chooses, and nothing is auto" \
   "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --plan.replan=on_change
+expect 2 "plan.replan = on_change re-plans what the planner chooses, and nothing is auto" \
+  "$cmlbed" simulate "${synthetic[@]}" --devices 1 --plan.replan=on_change --output.file="$work/replan.h5"
 expect 2 "plan.replan.*'sometimes'" "$cmlbed" run --dry-run "${synthetic[@]}" --plan.replan=sometimes
 expect 2 "pipar.micro_batches = 64 is more than" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --pipar.micro_batches=64
 expect 2 "at least 2 MPI ranks" "${mpi[@]}" 1 "$cmlbed" run --dry-run "${synthetic[@]}"

@@ -184,6 +184,52 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# plan.replan = on_change: the uplink is thin (0.5 mbit) until 1 s and fast from then on,
+# within round 1, so after round 1 the run re-plans (test_methods checks what that does to
+# the weights). `cmlbed simulate` of the same configuration and profile re-plans after the
+# same round to the same plan, with the same prediction, and its later rounds upload what
+# the run's uploaded, byte for byte.
+printf 't_seconds,rate\n0,0.5mbit\n1,1000mbit\n' >"$work/rising.csv"
+replanning=("${unplanned[@]}" --experiment.method=pipar --pipar.micro_batches=2
+            --model.split=auto --plan.replan=on_change --network.uplink_trace="$work/rising.csv"
+            --network.burst=16kb)
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${replanning[@]}" --plan.profile="$work/profile.json" \
+  --output.file="$work/replan.h5" >"$work/replan.out" 2>&1 || { cat "$work/replan.out"; fail "replan: run failed"; }
+"$cmlbed" simulate "${replanning[@]}" --devices 2 --profile "$work/profile.json" \
+  --output.file="$work/sim-replan.h5" >"$work/sim-replan.out" 2>&1 || { cat "$work/sim-replan.out"; fail "replan: simulate failed"; }
+grep -q "^plan: after round 1 .*re-planned" "$work/sim-replan.out" || { cat "$work/sim-replan.out"; fail "replan: simulate printed no re-plan"; }
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import sys
+import h5py
+import numpy as np
+work = sys.argv[1]
+bad = []
+with h5py.File(f"{work}/replan.h5", "r") as run, h5py.File(f"{work}/sim-replan.h5", "r") as sim:
+    if "plan/replans" not in run or "plan/replans" not in sim:
+        bad.append(f"/plan/replans: run {'plan/replans' in run}, simulate {'plan/replans' in sim}")
+    else:
+        for column in ("round", "device", "split", "micro_batches", "changed", "uplink_bits_per_second",
+                       "predicted_round_s", "previous_plan_round_s"):
+            a, b = run[f"plan/replans/{column}"][:], sim[f"plan/replans/{column}"][:]
+            if a.shape != b.shape or not np.allclose(a, b, rtol=1e-9, equal_nan=True):
+                bad.append(f"replans/{column}: run {a.tolist()}, simulate {b.tolist()}")
+        if not run["plan/replans/changed"][:].all():
+            bad.append("the run kept its plan: the test's link change did not move it")
+    real, simulated = run["rounds"][:], sim["rounds"][:]
+    for column in ("bytes_up", "bytes_down", "messages_up", "messages_down"):
+        if not np.array_equal(real[column], simulated[column]):
+            bad.append(f"replan: {column} measured {real[column].tolist()} simulated {simulated[column].tolist()}")
+    if real["bytes_up"][1] == real["bytes_up"][0]:
+        bad.append("the run's uploads did not change after the re-plan")
+    measured, predicted = real["wall_s"][1:].mean(), simulated["wall_s"][1:].mean()
+    print(f"replan: after round 1 to splits {sim['plan/replans/split'][:].tolist()}; round 2 measured "
+          f"{measured:.3f} s, simulated {predicted:.3f} s ({predicted / measured - 1:+.1%})")
+    if abs(predicted / measured - 1) > 0.35:
+        bad.append(f"replan: simulated round 2 {predicted:.3f} s vs measured {measured:.3f} s")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # Bad input: exit status 2, one line.
 for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl or pipar" \
            "--experiment.method=sfl --device.2.micro_batches=auto|only pipar uses micro-batches"; do

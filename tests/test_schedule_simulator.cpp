@@ -148,3 +148,78 @@ TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
 
 }  // namespace
 }  // namespace cmlbed::plan
+
+namespace cmlbed::plan {
+namespace {
+
+// sfl as above (one stream, a round of 12 s), two rounds; from round 1 on a plan cuts both
+// devices elsewhere: device stages 0.5 s, the server's 1 + 1 + 0.5 s, half the activation.
+// Device 1's activation arrives at 0.5 s, the server serves it in 0.5-3.0 s and device 2's
+// in 3.0-5.5 s; device 2 steps in 5.5-6.0 s: round 1 lasts 6 s.
+TEST(SimulatedLaterPlans, APlanAdoptedBetweenRoundsCutsTheDevicesFromItsRoundOn) {
+  SimulationInput input;
+  input.method = "sfl";
+  input.batch_size = 2;
+  input.rounds = 2;
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.samples = 2;
+    device.part = part(1, 1, 1);
+    device.server = part(2, 2, 1);
+    device.activation_bytes_per_sample = 100;
+    input.devices.push_back(device);
+  }
+  const auto planned_once = simulate(input);
+  PlanPhase later{1, input.devices};
+  for (SimulatedDevice& device : later.devices) {
+    device.part = part(0.5, 0.5, 0.5);
+    device.server = part(1, 1, 0.5);
+    device.activation_bytes_per_sample = 50;
+  }
+  input.later_plans.push_back(later);
+  const auto replanned = simulate(input);
+  ASSERT_EQ(replanned.size(), 2u);
+  EXPECT_EQ(planned_once[1].end_ns - planned_once[1].start_ns, 12 * kSecond);
+  EXPECT_EQ(replanned[0].end_ns, planned_once[0].end_ns);
+  for (std::size_t r = 0; r < 3; ++r) {  // round 0 as without the later plan
+    const auto& a = replanned[0].events[r];
+    const auto& b = planned_once[0].events[r];
+    ASSERT_EQ(a.size(), b.size()) << "rank " << r;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_TRUE(a[i].t_start_ns == b[i].t_start_ns && a[i].t_end_ns == b[i].t_end_ns && a[i].bytes == b[i].bytes)
+          << "rank " << r << ", event " << i;
+    }
+  }
+  EXPECT_EQ(replanned[1].start_ns, 12 * kSecond);
+  EXPECT_EQ(replanned[1].end_ns, 18 * kSecond);
+  for (std::size_t round = 0; round < 2; ++round) {
+    const auto uploads = of_kind(replanned[round].events[1], EventKind::send, Lane::uplink);
+    ASSERT_EQ(uploads.size(), 2u);  // the activation (2 samples + int64 labels), the part
+    EXPECT_EQ(uploads[0].bytes, round == 0 ? 2 * (100 + 8) : 2 * (50 + 8)) << "round " << round;
+  }
+}
+
+TEST(SimulatedLaterPlans, RefusesPlansOutOfOrderOrForOtherDevices) {
+  SimulationInput input;
+  input.method = "pipar";
+  input.batch_size = 2;
+  input.rounds = 3;
+  SimulatedDevice device;
+  device.samples = 2;
+  device.part = part(1, 1, 1);
+  device.server = part(1, 1, 1);
+  input.devices = {device};
+  for (const std::vector<PlanPhase>& later :
+       {std::vector<PlanPhase>{{0, {device}}}, std::vector<PlanPhase>{{3, {device}}},
+        std::vector<PlanPhase>{{2, {device}}, {1, {device}}}, std::vector<PlanPhase>{{1, {device, device}}}}) {
+    input.later_plans = later;
+    EXPECT_THROW(simulate(input), std::invalid_argument);
+  }
+  input.later_plans = {{1, {device}}, {2, {device}}};
+  EXPECT_EQ(simulate(input).size(), 3u);
+  input.method = "fl";
+  EXPECT_THROW(simulate(input), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace cmlbed::plan

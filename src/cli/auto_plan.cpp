@@ -242,6 +242,14 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   return choice;
 }
 
+void refuse_replan_without_auto(const Config& config) {
+  if (config.text("plan.replan") == "off") return;
+  throw ConfigError("plan.replan = " + config.text("plan.replan") +
+                    " re-plans what the planner chooses, and nothing is auto: set model.split = auto "
+                    "and/or pipar.micro_batches = auto, or plan.replan = off (a results file stores the "
+                    "first plan's values in place of auto; rerun the original configuration to re-plan)");
+}
+
 AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
                             const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
                             int devices) {

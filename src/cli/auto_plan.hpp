@@ -22,6 +22,10 @@ std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_
                                             const std::vector<RawSetting>& cli_settings, std::int64_t split,
                                             std::int64_t micro_batches);
 
+// ConfigError when plan.replan asks to re-plan a configuration with nothing auto (e.g.
+// one stored in a results file, which holds the first plan's values).
+void refuse_replan_without_auto(const Config& config);
+
 struct AutoChoice {
   std::vector<RawSetting> cli_settings;  // the command line with the choice in place of the autos
   trace::ResultsFile::PlanTable table;   // for the results file

@@ -178,12 +178,7 @@ int run_command(int argc, char** argv) {
           config = Config::resolve(file_settings, args.settings);
         }
         validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
-        if (!planning && config->text("plan.replan") != "off") {
-          throw ConfigError("plan.replan = " + config->text("plan.replan") +
-                            " re-plans what the planner chooses, and nothing is auto: set model.split = auto "
-                            "and/or pipar.micro_batches = auto, or plan.replan = off (a results file stores the "
-                            "first plan's values in place of auto; rerun the original configuration to re-plan)");
-        }
+        if (!planning) refuse_replan_without_auto(*config);
       }
       if (!args.dry_run) train::check_method_available(*config);
     }

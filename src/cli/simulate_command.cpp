@@ -17,9 +17,12 @@
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/experiment.hpp"
+#include "cmlbed/train/parameter_search.hpp"
 #include "cmlbed/train/profiler.hpp"
+#include "cmlbed/train/replanning.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/train/simulation_setup.hpp"
+#include "auto_plan.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
@@ -28,19 +31,43 @@ namespace po = boost::program_options;
 namespace cmlbed::cli {
 namespace {
 
+// plan.replan = on_change, as the run re-plans: after each round (its evaluation
+// included, i.e. at the next round's start on the links' clock) the planner checks the
+// links' rates; a plan it adopts cuts the devices from the next round on, and the rounds
+// are simulated again with it (the rounds before it do not change). Left out: the time
+// the run's planning and re-split take between the rounds.
+std::vector<plan::SimulatedRound> simulate_replanning(const Config& config, const plan::Profile& profile,
+                                                      const std::vector<std::size_t>& samples,
+                                                      plan::SimulationInput& input, train::Replanner& replanner) {
+  std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
+  for (int r = 0; r + 1 < static_cast<int>(rounds.size()); ++r) {
+    const train::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
+    if (!outcome.adopted) continue;
+    input.later_plans.push_back({r + 1, train::plan_input(config, profile, samples, *outcome.adopted).devices});
+    rounds = plan::simulate(input);
+  }
+  return rounds;
+}
+
 int simulate(const Config& config, const SimulateArguments& args, const plan::Profile& profile,
-             const std::optional<trace::ResultsFile::PlanTable>& plan, const train::RunStamp& started) {
+             const SimulationChoice& chosen, const train::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
   const train::SampleCounts samples = train::sample_counts(config, devices);
   plan::SimulationInput input = train::simulation_input(config, profile, samples.devices);
   input.evaluation_s = train::evaluation_seconds(config, profile, samples.test, devices);
-  const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
+  std::optional<train::Replanner> replanner;
+  if (chosen.table && config.text("plan.replan") == "on_change") {
+    replanner.emplace(config, devices, /*is_server=*/true, profile, chosen.freedom, chosen.plan);
+  }
+  const std::vector<plan::SimulatedRound> rounds =
+      replanner ? simulate_replanning(config, profile, samples.devices, input, *replanner) : plan::simulate(input);
 
   const std::string path = config.text("output.file");
   trace::ResultsFile results(path, config.flag("output.overwrite"), train::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
   results.mark_simulated(plan::to_json(profile).dump());
-  if (plan) results.write_plan(*plan);
+  if (chosen.table) results.write_plan(*chosen.table);
+  if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
   std::vector<trace::RoundRecord> records;
   for (const plan::SimulatedRound& round : rounds) {
     train::RoundMeasures measures;
@@ -70,7 +97,8 @@ int simulate_command(int argc, char** argv) {
                    "Predicts the run's rounds (fl, sl, sfl, pipar) with the schedule simulator, without\n"
                    "mpirun, and writes them as a results file (root attribute simulated = 1;\n"
                    "docs/planning.md). model.split / pipar.micro_batches = auto: the planner's choice\n"
-                   "from the same profile, as `cmlbed run` makes it (plan.replan is not simulated).\n\n"
+                   "from the same profile, as `cmlbed run` makes it, and with plan.replan = on_change\n"
+                   "made again between rounds when a rate trace has moved a link, as the run does.\n\n"
                 << simulate_options("simulate") << "\n"
                 << config_options_description();
       return 0;
@@ -78,9 +106,10 @@ int simulate_command(int argc, char** argv) {
     // With auto: a probe configuration (placeholders) to profile, then the planner's
     // choice from that profile, as `cmlbed run` makes it before round 1.
     const Config probe = simulation_config(args, started.compact, /*check_output=*/true);
+    if (!args.auto_settings) refuse_replan_without_auto(probe);
     const plan::Profile profile = simulation_profile(probe, args, "simulate");
     const SimulationChoice chosen = simulation_choice(probe, profile, args, started.compact);
-    return simulate(chosen.config, args, profile, chosen.table, started);
+    return simulate(chosen.config, args, profile, chosen, started);
   });
 }
 

@@ -101,11 +101,7 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
 
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp) {
-  if (!args.auto_settings) return {probe, std::nullopt};
-  if (probe.text("plan.replan") != "off") {
-    std::cout << "simulate: plan.replan = " << probe.text("plan.replan")
-              << ": planned once, before round 1; re-planning between rounds is not simulated" << std::endl;
-  }
+  if (!args.auto_settings) return {probe, std::nullopt, {}, {}};
   AutoChoice choice = choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
   args.settings = choice.cli_settings;
   // The probe's default output.file, so that the choice does not move it.
@@ -113,7 +109,8 @@ SimulationChoice simulation_choice(const Config& probe, const plan::Profile& pro
                    [](const RawSetting& s) { return s.name == "output.file"; })) {
     args.settings.push_back({"output.file", probe.text("output.file"), "default"});
   }
-  return {simulation_config(args, stamp, /*check_output=*/true), std::move(choice.table)};
+  return {simulation_config(args, stamp, /*check_output=*/true), std::move(choice.table), std::move(choice.freedom),
+          std::move(choice.plan)};
 }
 
 int report_errors(const std::function<int()>& command) {

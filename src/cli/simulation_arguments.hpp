@@ -10,6 +10,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/parameter_search.hpp"
 
 namespace cmlbed::cli {
 
@@ -43,10 +44,13 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
 
 // The configuration with every auto replaced by the planner's choice from `profile`
 // (one line per device on stdout, as `cmlbed run` prints them) and that choice, whose
-// table goes into the results file; the probe config itself without autos.
+// table goes into the results file; the probe config itself without autos. With autos,
+// also what the planner may choose per device and the plan per device (for re-planning).
 struct SimulationChoice {
   Config config;
   std::optional<trace::ResultsFile::PlanTable> table;
+  std::vector<train::DeviceFreedom> freedom;
+  std::vector<train::DeviceChoice> plan;
 };
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp);

@@ -232,6 +232,37 @@ class RoundSimulation {
   int models_ = 0;
 };
 
+// The inputs of the later plans' rounds: the run's, each device cut as the plan cuts it.
+std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
+  std::vector<SimulationInput> inputs;
+  int after = 0;
+  for (const PlanPhase& phase : input.later_plans) {
+    if (input.method != "sfl" && input.method != "pipar") {
+      throw std::invalid_argument("simulate: plans adopted during the run need sfl or pipar, not " + input.method);
+    }
+    if (phase.first_round <= after || phase.first_round >= input.rounds) {
+      throw std::invalid_argument("simulate: a later plan from round " + std::to_string(phase.first_round) +
+                                  " (0-based): later plans start in rounds 1..rounds-1, ascending");
+    }
+    if (phase.devices.size() != input.devices.size()) {
+      throw std::invalid_argument("simulate: a later plan for another device count");
+    }
+    after = phase.first_round;
+    SimulationInput& next = inputs.emplace_back(input);
+    next.later_plans.clear();
+    for (std::size_t d = 0; d < input.devices.size(); ++d) {
+      SimulatedDevice& device = next.devices[d];
+      const SimulatedDevice& cut = phase.devices[d];
+      device.part = cut.part;
+      device.server = cut.server;
+      device.micro_batches = cut.micro_batches;
+      device.activation_bytes_per_sample = cut.activation_bytes_per_sample;
+      device.part_parameters = cut.part_parameters;
+    }
+  }
+  return inputs;
+}
+
 // One simulation of every round; with host_cores, under the load the previous pass booked.
 std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, HostCores* host_cores) {
   std::vector<net::Link> uplinks, downlinks;
@@ -240,12 +271,16 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, HostCore
     downlinks.emplace_back(device.downlink, 0);
   }
   const int devices = static_cast<int>(input.devices.size());
+  const std::vector<SimulationInput> later = later_plan_inputs(input);
   std::vector<SimulatedRound> rounds;
   std::int64_t start = 0;
+  std::size_t adopted = 0;  // later plans in force
   for (int round = 0; round < input.rounds; ++round) {
+    while (adopted < later.size() && input.later_plans[adopted].first_round <= round) ++adopted;
+    const SimulationInput& now = adopted == 0 ? input : later[adopted - 1];
     RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores);
-    rounds.push_back(input.method == "adasplit" ? adasplit_round(input, std::move(record))
-                                                : RoundSimulation(input, std::move(record)).run());
+    rounds.push_back(input.method == "adasplit" ? adasplit_round(now, std::move(record))
+                                                : RoundSimulation(now, std::move(record)).run());
     start = rounds.back().end_ns;
     const bool evaluated = input.method == "sl" || input.method == "adasplit" || aggregates_after(input, round);
     if (evaluated) start += seconds_to_ns(input.evaluation_s);

@@ -217,13 +217,18 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
 
 PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                            const std::vector<DeviceChoice>& plan, std::optional<std::int64_t> links_held_at_ns) {
-  if (plan.size() != samples.size()) throw std::invalid_argument("predict_plan: a plan for another device count");
-  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
-  PlanInputs inputs(config, profile, samples, stats, links_held_at_ns);
-  PlanCandidate candidate = predict(inputs.of(plan));
+  PlanCandidate candidate = predict(plan_input(config, profile, samples, plan, links_held_at_ns));
   candidate.split = plan.front().split;
   candidate.micro_batches = plan.front().micro_batches;
   return candidate;
+}
+
+plan::SimulationInput plan_input(const Config& config, const plan::Profile& profile,
+                                 const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
+                                 std::optional<std::int64_t> links_held_at_ns) {
+  if (plan.size() != samples.size()) throw std::invalid_argument("a plan for another device count");
+  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
+  return PlanInputs(config, profile, samples, stats, links_held_at_ns).of(plan);
 }
 
 }  // namespace cmlbed::train

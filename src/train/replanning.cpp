@@ -54,29 +54,40 @@ Replanner::Rates Replanner::rates_at(std::int64_t links_elapsed_ns) const {
   return rates;
 }
 
+Replanner::Outcome Replanner::check(int round, std::int64_t links_elapsed_ns) {
+  if (!is_server_) throw std::logic_error("Replanner::check: the server plans, not a device");
+  Outcome outcome;
+  const int rounds = static_cast<int>(config_.integer("experiment.rounds"));
+  if (!plan::averages_after(round, static_cast<int>(config_.integer("train.aggregate_every")), rounds) ||
+      round + 1 >= rounds) {
+    return outcome;
+  }
+  const Rates now = rates_at(links_elapsed_ns);
+  if (now == planned_for_) return outcome;
+  outcome.checked = true;
+  outcome.adopted = plan_again(round, links_elapsed_ns, now);
+  planned_for_ = now;
+  if (outcome.adopted) plan_ = *outcome.adopted;
+  return outcome;
+}
+
 Replanner::Outcome Replanner::after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm) {
   // [checked, changed, split and micro-batches per device]
   std::vector<std::int64_t> word(2 + 2 * static_cast<std::size_t>(devices_), 0);
   std::optional<std::string> error;
-  const int rounds = static_cast<int>(config_.integer("experiment.rounds"));
-  const bool averaged =
-      plan::averages_after(round, static_cast<int>(config_.integer("train.aggregate_every")), rounds);
-  if (is_server_ && averaged && round + 1 < rounds) {
-    const Rates now = rates_at(links_elapsed_ns);
-    if (!(now == planned_for_)) {
-      try {
-        word[0] = 1;
-        if (const auto next = plan_again(round, links_elapsed_ns, now)) {
-          word[1] = 1;
-          for (std::size_t d = 0; d < next->size(); ++d) {
-            word[2 + 2 * d] = static_cast<std::int64_t>((*next)[d].split);
-            word[3 + 2 * d] = (*next)[d].micro_batches;
-          }
+  if (is_server_) {
+    try {
+      const Outcome outcome = check(round, links_elapsed_ns);
+      word[0] = outcome.checked ? 1 : 0;
+      if (outcome.adopted) {
+        word[1] = 1;
+        for (std::size_t d = 0; d < outcome.adopted->size(); ++d) {
+          word[2 + 2 * d] = static_cast<std::int64_t>((*outcome.adopted)[d].split);
+          word[3 + 2 * d] = (*outcome.adopted)[d].micro_batches;
         }
-        planned_for_ = now;
-      } catch (const std::exception& e) {
-        error = std::string("re-planning after round ") + std::to_string(round + 1) + ": " + e.what();
       }
+    } catch (const std::exception& e) {
+      error = std::string("re-planning after round ") + std::to_string(round + 1) + ": " + e.what();
     }
   }
   // The devices sleep while the server plans (a spinning wait would take the cores the

@@ -66,6 +66,15 @@ struct AdaSplitSchedule {
   std::int64_t control_bytes = 1;
 };
 
+// A plan adopted during the run (plan.replan = on_change): from round `first_round` on
+// (0-based), device d's part, server part, micro-batches, activation size and part size
+// are devices[d-1]'s. The links, shares of the data and mini-batches stay the run's
+// (SimulationInput::devices'): only where the model is cut and into how many pieces moves.
+struct PlanPhase {
+  int first_round = 0;
+  std::vector<SimulatedDevice> devices;
+};
+
 struct SimulationInput {
   std::string method;  // fl, sl, sfl, pipar, adasplit
   std::int64_t batch_size = 32;
@@ -88,6 +97,9 @@ struct SimulationInput {
   // outside the rounds' timed work, but link traces keep running.
   double evaluation_s = 0;
   AdaSplitSchedule adasplit;             // adasplit only
+  // sfl, pipar: plans adopted between rounds, by first_round ascending (empty: the
+  // devices above hold for every round).
+  std::vector<PlanPhase> later_plans;
 };
 
 struct SimulatedRound {

@@ -73,4 +73,11 @@ PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, c
                            const std::vector<DeviceChoice>& plan,
                            std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 
+// The simulation input of one plan (per device, index d-1), as predict_plan simulates it
+// (without links_held_at_ns: every rate trace as given, as `cmlbed simulate` runs a plan
+// adopted between rounds, plan::PlanPhase).
+plan::SimulationInput plan_input(const Config& config, const plan::Profile& profile,
+                                 const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
+                                 std::optional<std::int64_t> links_held_at_ns = std::nullopt);
+
 }  // namespace cmlbed::train

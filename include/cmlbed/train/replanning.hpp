@@ -44,6 +44,11 @@ class Replanner {
   // server plans and prints one line when it does.
   Outcome after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm);
 
+  // The server's part of after_round, in one process (`cmlbed simulate`): checks the links
+  // after round `round` and plans again when they moved; an adopted plan is in force from
+  // then on. Throws what planning throws.
+  Outcome check(int round, std::int64_t links_elapsed_ns);
+
   // The server's checks so far, for the results file.
   const trace::ResultsFile::ReplanTable& table() const { return table_; }
 
