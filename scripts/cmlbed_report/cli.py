@@ -14,6 +14,7 @@ EPILOG = """examples:
   cmlbed-report perfetto results/quickstart-pipar.h5 -o pipar.json   # ui.perfetto.dev
   cmlbed-report idle results/quickstart-*.h5 -o idle.png
   cmlbed-report accuracy results/quickstart-*.h5 -o accuracy.png
+  cmlbed-report stages results/pipar.h5 results/pipar-simulated.h5
   cmlbed-report c3 results/adasplit/*.h5 --bandwidth-budget 10GB --compute-budget 5TFLOP
   cmlbed-report c3 results/adasplit/*.h5 --bandwidth-budget 10GB --compute-budget 5TFLOP \
       --markdown table.md --plot tradeoff.png --json c3.json
@@ -86,6 +87,16 @@ def _parser():
     accuracy = sub.add_parser("accuracy", help="time-to-accuracy curves")
     accuracy.add_argument("files", nargs="+", metavar="FILE")
     accuracy.add_argument("-o", "--output", required=True, metavar="OUT.png")
+
+    stages = sub.add_parser(
+        "stages", help="stage lengths of one run, or of two side by side (e.g. measured and "
+                       "simulated)",
+        description="For the server and the devices (pooled), every kind of compute stage "
+                    "and of message sent, over the steady rounds (2..): how many per round, "
+                    "their median length and their seconds per round; with a second file, "
+                    "its median against the first's (where a simulation parts from the run "
+                    "it predicts).")
+    stages.add_argument("files", nargs="+", metavar="FILE", help="one or two results files")
 
     c3 = sub.add_parser(
         "c3", help="accuracy under a bandwidth and a client-compute budget (AdaSplit's "
@@ -209,6 +220,10 @@ def run(args):
 
     if args.command == "c3":
         run_c3(args)
+        return
+    if args.command == "stages":
+        from . import stages
+        sys.stdout.write(stages.report_text(load_runs(args.files)))
         return
     if args.command == "summary":
         runs = _runs_with_rounds(args.files)

@@ -248,3 +248,39 @@ def test_perfetto_names_the_message(tmp_path):
     assert "message" not in forward["args"]  # message none: nothing to say
     old = Run(str(two_rounds(tmp_path, new_columns=False)))
     assert old.message_names is None
+
+
+# --- stages: stage lengths over the steady rounds, one file or two side by side ----------
+
+def _staged(tmp_path, name, scale):
+    """Two rounds of 10 s; round 0 (not steady) has a long forward that must not count.
+    Round 1: the server's forwards of 1 and 3 s (x scale), the device's upload of 2 s."""
+    server = [event("forward", 0, 9 * S, round_=0),
+              event("forward", 10 * S, 10 * S + int(scale * S), round_=1),
+              event("forward", 12 * S, 12 * S + int(3 * scale * S), round_=1),
+              event("wait", 16 * S, 19 * S, round_=1, message="activation", peer=1)]
+    device = [event("send", 10 * S, 12 * S, round_=1, lane="uplink", message="activation",
+                    peer=0, nbytes=100)]
+    rounds = [dict(round=0, t_start_ns=0, t_end_ns=10 * S),
+              dict(round=1, t_start_ns=10 * S, t_end_ns=20 * S)]
+    return synthetic.write(tmp_path / name, "sfl", rounds=rounds, events={0: server, 1: device})
+
+
+def test_stage_table_by_hand(tmp_path):
+    from cmlbed_report import stages
+    table = stages.stage_table(Run(str(_staged(tmp_path, "a.h5", 1.0))))
+    # Waits are idle time, not stages; round 0 is left out.
+    assert set(table) == {("server", "forward"), ("devices", "send activation")}
+    assert table[("server", "forward")] == pytest.approx((2, 2.0, 4.0))
+    assert table[("devices", "send activation")] == pytest.approx((1, 2.0, 2.0))
+
+
+def test_stages_command_compares_two_files(tmp_path, cli):
+    a, b = _staged(tmp_path, "a.h5", 1.0), _staged(tmp_path, "b.h5", 0.5)
+    status, out, err = cli("stages", a, b)
+    assert status == 0, err
+    forward = next(line for line in out.splitlines() if line.startswith("server forward"))
+    assert forward.endswith("| -50.0%")
+    assert "2000.000 ms" in forward and "1000.000 ms" in forward
+    status, out, err = cli("stages", a, b, a)
+    assert status == 1 and "one or two files" in err
