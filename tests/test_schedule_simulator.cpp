@@ -1,10 +1,11 @@
-// The schedule simulator's adasplit rounds on a case worked out by hand: stage lengths
-// in whole seconds, unshaped links (the words down take 0.5 s), two devices with two
-// mini-batches each.
+// The schedule simulator on cases worked out by hand, stage lengths in whole seconds:
+// adasplit rounds (unshaped links, the words down take 0.5 s, two devices with two
+// mini-batches each), server compute streams, and plans adopted between rounds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "cmlbed/plan/schedule_simulator.hpp"
 
@@ -26,6 +27,24 @@ SimulatedPart part(double forward_s, double backward_s, double step_s) {
   p.backward_flops = {0, 20, 40};
   p.step_flops = 5;
   return p;
+}
+
+// Two devices with one mini-batch of 2 samples each: their part 1 s forward, backward
+// and step, the server's 2 + 2 + 1 s, activations of 100 bytes a sample, unshaped links.
+SimulationInput two_devices(const std::string& method, int rounds) {
+  SimulationInput input;
+  input.method = method;
+  input.batch_size = 2;
+  input.rounds = rounds;
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.samples = 2;
+    device.part = part(1, 1, 1);
+    device.server = part(2, 2, 1);
+    device.activation_bytes_per_sample = 100;
+    input.devices.push_back(device);
+  }
+  return input;
 }
 
 // Devices: 1 s forward, 1 s backward, 1 s step; the server 2 + 2 + 1 s per picked batch.
@@ -105,28 +124,13 @@ TEST(AdaSplitSchedule, RefusesPicksThatDoNotFit) {
   EXPECT_THROW(simulate(adasplit_input(1, 0, {{{1}}})), std::invalid_argument);       // no picks for batch 1
 }
 
-}  // namespace
-}  // namespace cmlbed::plan
-
-namespace cmlbed::plan {
-namespace {
 
 // sfl, two devices with one mini-batch of 2 each (forward, backward, step 1 s; the
 // server's part 2 + 2 + 1 s), unshaped links. Both activations arrive at 1 s. One
 // stream serves device 1 in 1-6 s and device 2 in 6-11 s, so device 2 steps at 12 s;
 // two streams serve both in 1-6 s, and every device is done at 7 s.
 TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
-  SimulationInput input;
-  input.method = "sfl";
-  input.batch_size = 2;
-  for (int d = 0; d < 2; ++d) {
-    SimulatedDevice device;
-    device.samples = 2;
-    device.part = part(1, 1, 1);
-    device.server = part(2, 2, 1);
-    device.activation_bytes_per_sample = 100;
-    input.devices.push_back(device);
-  }
+  SimulationInput input = two_devices("sfl", 1);
   const auto one = simulate(input);
   input.server_streams = 2;
   const auto two = simulate(input);
@@ -146,35 +150,21 @@ TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
   EXPECT_EQ(one[0].flops, two[0].flops);
 }
 
-}  // namespace
-}  // namespace cmlbed::plan
-
-namespace cmlbed::plan {
-namespace {
 
 // sfl as above (one stream, a round of 12 s), two rounds; from round 1 on a plan cuts both
 // devices elsewhere: device stages 0.5 s, the server's 1 + 1 + 0.5 s, half the activation.
 // Device 1's activation arrives at 0.5 s, the server serves it in 0.5-3.0 s and device 2's
 // in 3.0-5.5 s; device 2 steps in 5.5-6.0 s: round 1 lasts 6 s.
 TEST(SimulatedLaterPlans, APlanAdoptedBetweenRoundsCutsTheDevicesFromItsRoundOn) {
-  SimulationInput input;
-  input.method = "sfl";
-  input.batch_size = 2;
-  input.rounds = 2;
-  for (int d = 0; d < 2; ++d) {
-    SimulatedDevice device;
-    device.samples = 2;
-    device.part = part(1, 1, 1);
-    device.server = part(2, 2, 1);
-    device.activation_bytes_per_sample = 100;
-    input.devices.push_back(device);
-  }
+  SimulationInput input = two_devices("sfl", 2);
   const auto planned_once = simulate(input);
   PlanPhase later{1, input.devices};
   for (SimulatedDevice& device : later.devices) {
     device.part = part(0.5, 0.5, 0.5);
     device.server = part(1, 1, 0.5);
     device.activation_bytes_per_sample = 50;
+    device.part_parameters = 10;  // the part it uploads for averaging: 40 bytes
+    device.uplink.delay_ns = 100 * kSecond;  // links are the run's, not the plan's: ignored
   }
   input.later_plans.push_back(later);
   const auto replanned = simulate(input);
@@ -196,6 +186,36 @@ TEST(SimulatedLaterPlans, APlanAdoptedBetweenRoundsCutsTheDevicesFromItsRoundOn)
     const auto uploads = of_kind(replanned[round].events[1], EventKind::send, Lane::uplink);
     ASSERT_EQ(uploads.size(), 2u);  // the activation (2 samples + int64 labels), the part
     EXPECT_EQ(uploads[0].bytes, round == 0 ? 2 * (100 + 8) : 2 * (50 + 8)) << "round " << round;
+    EXPECT_EQ(uploads[1].bytes, round == 0 ? 0 : 40) << "round " << round;
+  }
+}
+
+// pipar, the two devices with mini-batches of 2 in 1 micro-batch; a later plan cuts them in
+// 2 from round 2 on (two uploads a mini-batch, then the part), also when the ranks share
+// one core (processor sharing, simulated in passes): the rounds before it stay as planned
+// (within the passes' 0.5% tolerance).
+TEST(SimulatedLaterPlans, MicroBatchCountsMoveWithThePlanAlsoWithSharedCores) {
+  SimulationInput input = two_devices("pipar", 3);
+  SimulatedDevice cut = input.devices.front();
+  cut.micro_batches = 2;
+  for (const int cores : {0, 1}) {
+    input.host_cores = cores;
+    input.later_plans.clear();
+    const auto planned_once = simulate(input);
+    input.later_plans = {{2, {cut, cut}}};
+    const auto replanned = simulate(input);
+    ASSERT_EQ(replanned.size(), 3u);
+    for (std::size_t round = 0; round < 3; ++round) {
+      const auto uploads = of_kind(replanned[round].events[1], EventKind::send, Lane::uplink);
+      EXPECT_EQ(uploads.size(), round < 2 ? 2u : 3u) << "cores " << cores << ", round " << round;
+    }
+    for (std::size_t round = 0; round < 2; ++round) {
+      const auto length = [&](const std::vector<SimulatedRound>& rounds) {
+        return static_cast<double>(rounds[round].end_ns - rounds[round].start_ns);
+      };
+      EXPECT_NEAR(length(replanned), length(planned_once), 0.005 * length(planned_once))
+          << "cores " << cores << ", round " << round;
+    }
   }
 }
 

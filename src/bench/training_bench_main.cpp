@@ -4,12 +4,15 @@
 //   cmlbed-bench-training overhead --on A.h5 B.h5 ... --off C.h5 D.h5 ... [--json FILE]
 //   cmlbed-bench-training step --model vgg5 --input 1x28x28 --split 4 --batch 32 [--threads 1]
 //       [--repeats 50] [--warmup 5] [--gap_ms 0] [--replicas 1] [--thrash_mb 0] [--json FILE]
+//   cmlbed-bench-training device-pattern --model vgg5 --input 1x28x28 --split 4 --batch 32
+//       --micro_batches 4 [--threads 1] [--repeats 50] [--warmup 5] [--json FILE]
 // --warmup: what is not counted in the medians, OSU style: the first ROUNDS rounds of
 // the pipar run (default 1), or the first untimed steps (default 5, as the PyTorch side).
 #include <iostream>
 #include <map>
 
 #include "cmlbed/trace/results_file.hpp"
+#include "device_pattern.hpp"
 #include "pipeline_efficiency.hpp"
 #include "step_cost.hpp"
 
@@ -70,6 +73,8 @@ int main(int argc, char** argv) {
       result = logging_overhead(on, off);
     } else if (command == "step") {
       result = step_cost(options);
+    } else if (command == "device-pattern") {
+      result = device_pattern(options);
     } else {
       throw std::invalid_argument("bad arguments for '" + command + "'");
     }
@@ -80,7 +85,8 @@ int main(int argc, char** argv) {
     std::cerr << "cmlbed-bench-training: " << e.what()
               << "\nusage: cmlbed-bench-training pipeline PIPAR.h5 [--warmup ROUNDS] | overhead "
                  "--on A.h5... --off B.h5... | step [--model M --input CxHxW --split P --batch B "
-                 "--threads T --repeats N --warmup N] [--json FILE]\n";
+                 "--threads T --repeats N --warmup N] | device-pattern [--model M --input CxHxW --split P --batch B "
+                 "--micro_batches M --threads T --repeats N --warmup N] [--json FILE]\n";
     return 2;
   }
 }

@@ -245,7 +245,8 @@ std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
                                   " (0-based): later plans start in rounds 1..rounds-1, ascending");
     }
     if (phase.devices.size() != input.devices.size()) {
-      throw std::invalid_argument("simulate: a later plan for another device count");
+      throw std::invalid_argument("simulate: a later plan for " + std::to_string(phase.devices.size()) +
+                                  " devices, the run has " + std::to_string(input.devices.size()));
     }
     after = phase.first_round;
     SimulationInput& next = inputs.emplace_back(input);

@@ -1,0 +1,96 @@
+#include "device_pattern.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cmlbed/model/split_model.hpp"
+#include "cmlbed/train/local_training.hpp"
+
+namespace cmlbed::bench {
+
+Json device_pattern(const std::map<std::string, std::string>& options) {
+  const auto get = [&](const char* key, const char* fallback) {
+    const auto found = options.find(key);
+    return found == options.end() ? std::string(fallback) : found->second;
+  };
+  model::ModelOptions model{get("model", "vgg5"), parse_image_shape(get("input", "1x28x28")), 10};
+  const auto split = static_cast<std::size_t>(std::stoul(get("split", "4")));
+  const std::int64_t batch = std::stoll(get("batch", "32"));
+  const int m = std::stoi(get("micro_batches", "4"));
+  const int repeats = std::stoi(get("repeats", "50"));
+  const int warmup = std::max(0, std::stoi(get("warmup", "5")));
+  torch::set_num_threads(std::stoi(get("threads", "1")));
+  if (m < 1 || m > batch) throw std::invalid_argument("device-pattern: need 1 <= micro_batches <= batch");
+
+  model::ModelPart device(model, 0, split, 1);
+  train::TrainingSettings settings;
+  settings.lr = 0.01;
+  settings.momentum = 0.9;
+  const auto optimizer = train::make_optimizer(device, settings);
+  const torch::Tensor images = torch::rand({batch, model.input.channels, model.input.height, model.input.width});
+  const auto pieces = images.tensor_split(m);
+  // forward[i], backward[i]: milliseconds of micro-batch i, pipelined and alone.
+  std::vector<std::vector<double>> forward(m), backward(m), forward_alone(m), backward_alone(m);
+  const auto timed = [](auto&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    return 1e3 * seconds_since(start);
+  };
+  for (int r = -warmup; r < repeats; ++r) {
+    // As the run: all forwards (their graphs alive), then the backwards in order.
+    std::vector<torch::Tensor> outputs(m);
+    for (int i = 0; i < m; ++i) {
+      const double ms = timed([&] { outputs[i] = device.forward(pieces[i]); });
+      if (r >= 0) forward[i].push_back(ms);
+    }
+    for (int i = 0; i < m; ++i) {
+      const torch::Tensor gradient = torch::randn_like(outputs[i]);
+      const double ms = timed([&] { outputs[i].backward(gradient); });
+      if (r >= 0) backward[i].push_back(ms);
+    }
+    if (optimizer) {
+      optimizer->step();
+      optimizer->zero_grad();
+    }
+    // Alone: each micro-batch's forward then its backward, one graph at a time.
+    for (int i = 0; i < m; ++i) {
+      torch::Tensor output;
+      const double f = timed([&] { output = device.forward(pieces[i]); });
+      const torch::Tensor gradient = torch::randn_like(output);
+      const double b = timed([&] { output.backward(gradient); });
+      if (r >= 0) {
+        forward_alone[i].push_back(f);
+        backward_alone[i].push_back(b);
+      }
+    }
+    if (optimizer) {
+      optimizer->step();
+      optimizer->zero_grad();
+    }
+  }
+  std::printf("LibTorch %s device part [0,%zu) batch %lld in %d micro-batches: median ms per micro-batch\n",
+              model.name.c_str(), split, static_cast<long long>(batch), m);
+  std::vector<double> medians[4];
+  for (int i = 0; i < m; ++i) {
+    medians[0].push_back(median(forward[i]));
+    medians[1].push_back(median(forward_alone[i]));
+    medians[2].push_back(median(backward[i]));
+    medians[3].push_back(median(backward_alone[i]));
+    std::printf("  micro-batch %d: forward %.3f (alone %.3f), backward %.3f (alone %.3f)\n", i, medians[0].back(),
+                medians[1].back(), medians[2].back(), medians[3].back());
+  }
+  return Json()
+      .text("model", model.name)
+      .number("split", static_cast<double>(split))
+      .number("batch", static_cast<double>(batch))
+      .number("micro_batches", m)
+      .number("repeats", repeats)
+      .numbers("forward_ms", medians[0])
+      .numbers("forward_alone_ms", medians[1])
+      .numbers("backward_ms", medians[2])
+      .numbers("backward_alone_ms", medians[3]);
+}
+
+}  // namespace cmlbed::bench
