@@ -7,21 +7,19 @@
 
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "part_bench_options.hpp"
 
 namespace cmlbed::bench {
 
 Json device_pattern(const std::map<std::string, std::string>& options) {
-  const auto get = [&](const char* key, const char* fallback) {
-    const auto found = options.find(key);
-    return found == options.end() ? std::string(fallback) : found->second;
-  };
-  model::ModelOptions model{get("model", "vgg5"), parse_image_shape(get("input", "1x28x28")), 10};
-  const auto split = static_cast<std::size_t>(std::stoul(get("split", "4")));
-  const std::int64_t batch = std::stoll(get("batch", "32"));
-  const int m = std::stoi(get("micro_batches", "4"));
-  const int repeats = std::stoi(get("repeats", "50"));
-  const int warmup = std::max(0, std::stoi(get("warmup", "5")));
-  torch::set_num_threads(std::stoi(get("threads", "1")));
+  const PartBenchOptions o = part_bench_options(options);
+  const model::ModelOptions& model = o.model;
+  const std::size_t split = o.split;
+  const std::int64_t batch = o.batch;
+  const int m = std::stoi(option_or(options, "micro_batches", "4"));
+  const int repeats = o.repeats;
+  const int warmup = o.warmup;
+  torch::set_num_threads(o.threads);
   if (m < 1 || m > batch) throw std::invalid_argument("device-pattern: need 1 <= micro_batches <= batch");
 
   model::ModelPart device(model, 0, split, 1);

@@ -8,22 +8,19 @@
 
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/train/local_training.hpp"
+#include "part_bench_options.hpp"
 
 namespace cmlbed::bench {
 
 Json step_cost(const std::map<std::string, std::string>& options) {
-  const auto get = [&](const char* key, const char* fallback) {
-    const auto found = options.find(key);
-    return found == options.end() ? std::string(fallback) : found->second;
-  };
-  model::ModelOptions model{get("model", "vgg5"), parse_image_shape(get("input", "1x28x28")), 10};
-  const auto split = static_cast<std::size_t>(std::stoul(get("split", "4")));
-  const std::int64_t batch = std::stoll(get("batch", "32"));
-  const int threads = std::stoi(get("threads", "1"));
-  const int repeats = std::stoi(get("repeats", "50"));
-  // Untimed steps first, as scripts/bench-step-pytorch.py does (5): the first steps
-  // grow the allocator, create the optimizer's momentum buffers and pick kernels.
-  const int warmup = std::max(0, std::stoi(get("warmup", "5")));
+  const PartBenchOptions o = part_bench_options(options);
+  const model::ModelOptions& model = o.model;
+  const std::size_t split = o.split;
+  const std::int64_t batch = o.batch;
+  const int threads = o.threads;
+  const int repeats = o.repeats;
+  const int warmup = o.warmup;
+  const auto get = [&](const char* key, const char* fallback) { return option_or(options, key, fallback); };
   // What a server step in a run meets and back-to-back profile passes do not: idle time
   // before it, as it waits for the next arrival (cold caches, a core clocked down or given
   // to another tenant), and a different device's replica each time (sfl and pipar keep
