@@ -14,20 +14,16 @@ namespace cmlbed::bench {
 Json device_pattern(const std::map<std::string, std::string>& options) {
   const PartBenchOptions o = part_bench_options(options);
   const model::ModelOptions& model = o.model;
-  const std::size_t split = o.split;
-  const std::int64_t batch = o.batch;
   const int m = std::stoi(option_or(options, "micro_batches", "4"));
-  const int repeats = o.repeats;
-  const int warmup = o.warmup;
   torch::set_num_threads(o.threads);
-  if (m < 1 || m > batch) throw std::invalid_argument("device-pattern: need 1 <= micro_batches <= batch");
+  if (m < 1 || m > o.batch) throw std::invalid_argument("device-pattern: need 1 <= micro_batches <= batch");
 
-  model::ModelPart device(model, 0, split, 1);
+  model::ModelPart device(model, 0, o.split, 1);
   train::TrainingSettings settings;
   settings.lr = 0.01;
   settings.momentum = 0.9;
   const auto optimizer = train::make_optimizer(device, settings);
-  const torch::Tensor images = torch::rand({batch, model.input.channels, model.input.height, model.input.width});
+  const torch::Tensor images = torch::rand({o.batch, model.input.channels, model.input.height, model.input.width});
   const auto pieces = images.tensor_split(m);
   // forward[i], backward[i]: milliseconds of micro-batch i, pipelined and alone.
   std::vector<std::vector<double>> forward(m), backward(m), forward_alone(m), backward_alone(m);
@@ -36,7 +32,7 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
     work();
     return 1e3 * seconds_since(start);
   };
-  for (int r = -warmup; r < repeats; ++r) {
+  for (int r = -o.warmup; r < o.repeats; ++r) {
     // As the run: all forwards (their graphs alive), then the backwards in order.
     std::vector<torch::Tensor> outputs(m);
     for (int i = 0; i < m; ++i) {
@@ -69,7 +65,7 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
     }
   }
   std::printf("LibTorch %s device part [0,%zu) batch %lld in %d micro-batches: median ms per micro-batch\n",
-              model.name.c_str(), split, static_cast<long long>(batch), m);
+              model.name.c_str(), o.split, static_cast<long long>(o.batch), m);
   std::vector<double> medians[4];
   for (int i = 0; i < m; ++i) {
     medians[0].push_back(median(forward[i]));
@@ -81,10 +77,10 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
   }
   return Json()
       .text("model", model.name)
-      .number("split", static_cast<double>(split))
-      .number("batch", static_cast<double>(batch))
+      .number("split", static_cast<double>(o.split))
+      .number("batch", static_cast<double>(o.batch))
       .number("micro_batches", m)
-      .number("repeats", repeats)
+      .number("repeats", o.repeats)
       .numbers("forward_ms", medians[0])
       .numbers("forward_alone_ms", medians[1])
       .numbers("backward_ms", medians[2])
