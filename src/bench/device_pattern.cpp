@@ -27,6 +27,11 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
   const auto pieces = images.tensor_split(m);
   // forward[i], backward[i]: milliseconds of micro-batch i, pipelined and alone.
   std::vector<std::vector<double>> forward(m), backward(m), forward_alone(m), backward_alone(m);
+  const auto step = [&] {
+    if (!optimizer) return;
+    optimizer->step();
+    optimizer->zero_grad();
+  };
   const auto timed = [](auto&& work) {
     const auto start = std::chrono::steady_clock::now();
     work();
@@ -44,10 +49,7 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
       const double ms = timed([&] { outputs[i].backward(gradient); });
       if (r >= 0) backward[i].push_back(ms);
     }
-    if (optimizer) {
-      optimizer->step();
-      optimizer->zero_grad();
-    }
+    step();
     // Alone: each micro-batch's forward then its backward, one graph at a time.
     for (int i = 0; i < m; ++i) {
       torch::Tensor output;
@@ -59,10 +61,7 @@ Json device_pattern(const std::map<std::string, std::string>& options) {
         backward_alone[i].push_back(b);
       }
     }
-    if (optimizer) {
-      optimizer->step();
-      optimizer->zero_grad();
-    }
+    step();
   }
   std::printf("LibTorch %s device part [0,%zu) batch %lld in %d micro-batches: median ms per micro-batch\n",
               model.name.c_str(), o.split, static_cast<long long>(o.batch), m);

@@ -6,7 +6,6 @@
 #include <iostream>
 #include <optional>
 #include <regex>
-#include <stdexcept>
 #include <string>
 
 #include "cmlbed/base/parse_integer.hpp"
@@ -42,12 +41,7 @@ std::vector<plan::SimulatedRound> simulate_replanning(const Config& config, cons
                                                       plan::SimulationInput& input, train::Replanner& replanner) {
   std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   for (int r = 0; r + 1 < static_cast<int>(rounds.size()); ++r) {
-    train::Replanner::Outcome outcome;
-    try {
-      outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("re-planning after round " + std::to_string(r + 1) + ": " + e.what());
-    }
+    const train::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
     if (!outcome.adopted) continue;
     input.later_plans.push_back({r + 1, train::plan_input(config, profile, samples, *outcome.adopted).devices});
     rounds = plan::simulate(input);

@@ -265,14 +265,15 @@ std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
 }
 
 // One simulation of every round; with host_cores, under the load the previous pass booked.
-std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, HostCores* host_cores) {
+// `later`: later_plan_inputs(input).
+std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const std::vector<SimulationInput>& later,
+                                          HostCores* host_cores) {
   std::vector<net::Link> uplinks, downlinks;
   for (const SimulatedDevice& device : input.devices) {
     uplinks.emplace_back(device.uplink, 0);
     downlinks.emplace_back(device.downlink, 0);
   }
   const int devices = static_cast<int>(input.devices.size());
-  const std::vector<SimulationInput> later = later_plan_inputs(input);
   std::vector<SimulatedRound> rounds;
   std::int64_t start = 0;
   std::size_t adopted = 0;  // later plans in force
@@ -315,7 +316,8 @@ std::vector<SimulatedRound> simulate(const SimulationInput& input) {
   }
   if (input.devices.empty()) throw std::invalid_argument("simulate: no devices");
   if (input.host_cores < 0) throw std::invalid_argument("simulate: host_cores < 0");
-  if (input.host_cores == 0) return simulate_pass(input, nullptr);
+  const std::vector<SimulationInput> later = later_plan_inputs(input);
+  if (input.host_cores == 0) return simulate_pass(input, later, nullptr);
   // Processor sharing by fixed point: pass 0 runs at full speed and books its load; each
   // next pass runs under the load of the one before, until no round moves by more than
   // 0.5% and neither does the work's wall time (a schedule consistent with the load it
@@ -324,10 +326,10 @@ std::vector<SimulatedRound> simulate(const SimulationInput& input) {
   constexpr int kMaxPasses = 12;
   constexpr double kTolerance = 0.005;
   HostCores host_cores(input.host_cores);
-  std::vector<SimulatedRound> rounds = simulate_pass(input, &host_cores);
+  std::vector<SimulatedRound> rounds = simulate_pass(input, later, &host_cores);
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     host_cores.next_pass();
-    std::vector<SimulatedRound> next = simulate_pass(input, &host_cores);
+    std::vector<SimulatedRound> next = simulate_pass(input, later, &host_cores);
     const bool done = settled(rounds, next, kTolerance) && host_cores.settled(kTolerance);
     rounds = std::move(next);
     if (done) break;

@@ -226,7 +226,10 @@ PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, c
 plan::SimulationInput plan_input(const Config& config, const plan::Profile& profile,
                                  const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
                                  std::optional<std::int64_t> links_held_at_ns) {
-  if (plan.size() != samples.size()) throw std::invalid_argument("plan_input: a plan for " + std::to_string(plan.size()) + " devices, " + std::to_string(samples.size()) + " devices with data");
+  if (plan.size() != samples.size()) {
+    throw std::invalid_argument("plan_input: a plan for " + std::to_string(plan.size()) + " devices, " +
+                                std::to_string(samples.size()) + " devices with data");
+  }
   const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
   return PlanInputs(config, profile, samples, stats, links_held_at_ns).of(plan);
 }

@@ -62,11 +62,15 @@ Replanner::Outcome Replanner::check(int round, std::int64_t links_elapsed_ns) {
       round + 1 >= rounds) {
     return outcome;
   }
-  const Rates now = rates_at(links_elapsed_ns);
-  if (now == planned_for_) return outcome;
-  outcome.checked = true;
-  outcome.adopted = plan_again(round, links_elapsed_ns, now);
-  planned_for_ = now;
+  try {
+    const Rates now = rates_at(links_elapsed_ns);
+    if (now == planned_for_) return outcome;
+    outcome.checked = true;
+    outcome.adopted = plan_again(round, links_elapsed_ns, now);
+    planned_for_ = now;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("re-planning after round " + std::to_string(round + 1) + ": " + e.what());
+  }
   if (outcome.adopted) plan_ = *outcome.adopted;
   return outcome;
 }
@@ -87,7 +91,7 @@ Replanner::Outcome Replanner::after_round(int round, std::int64_t links_elapsed_
         }
       }
     } catch (const std::exception& e) {
-      error = std::string("re-planning after round ") + std::to_string(round + 1) + ": " + e.what();
+      error = e.what();
     }
   }
   // The devices sleep while the server plans (a spinning wait would take the cores the

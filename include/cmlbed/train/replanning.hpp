@@ -46,7 +46,7 @@ class Replanner {
 
   // The server's part of after_round, in one process (`cmlbed simulate`): checks the links
   // after round `round` and plans again when they moved; an adopted plan is in force from
-  // then on. Throws what planning throws.
+  // then on. Throws std::runtime_error naming the round when planning fails.
   Outcome check(int round, std::int64_t links_elapsed_ns);
 
   // The server's checks so far, for the results file.
