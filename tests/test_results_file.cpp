@@ -65,6 +65,7 @@ RunInfo sample_run_info(int ranks = kRanks) {
   info.git_revision = "0123456789ab";
   info.method = "fl";
   info.started_at = "2024-05-01T12:00:00Z";
+  info.heap = "keep";
   info.mpi_size = ranks;
   for (int rank = 0; rank < ranks; ++rank) {
     info.hosts.push_back("node-" + std::to_string(rank));
@@ -305,7 +306,8 @@ TEST_F(ResultsFileTest, RootAttributesReadBackWithTheCApi) {
                                                         {"cmlbed_version", info.cmlbed_version},
                                                         {"git_revision", info.git_revision},
                                                         {"method", info.method},
-                                                        {"started_at", info.started_at}}) {
+                                                        {"started_at", info.started_at},
+                                                        {"heap", info.heap}}) {
     const AttributeHandle attribute = open_root_attribute(file.get(), name);
     const auto type = owned<DatatypeHandle>(H5Aget_type(attribute.get()), "H5Aget_type");
     EXPECT_EQ(H5Tget_class(type.get()), H5T_STRING) << name;

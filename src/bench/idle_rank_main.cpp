@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
@@ -37,6 +38,7 @@ void touch_libtorch() {
 int main(int argc, char** argv) {
   trace::startup_clock().end(StartupPhase::load);
   try {
+    cmlbed::apply_heap_policy();  // as in a run
     std::string json_path = "results/bench-idle-rank.json";
     for (int i = 1; i < argc; ++i) {
       if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {

@@ -9,11 +9,13 @@
 #include <cstring>
 #include <iostream>
 
+#include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "runtime_benchmarks.hpp"
 
 int main(int argc, char** argv) {
   using namespace cmlbed::bench;
+  cmlbed::apply_heap_policy();  // as in a run: messages' buffers come and go as there
   cmlbed::net::MpiSession mpi(argc, argv);
   RuntimeOptions options;
   std::string json_path = "results/bench-runtime.json", only;

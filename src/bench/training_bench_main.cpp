@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 
+#include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "device_pattern.hpp"
 #include "pipeline_efficiency.hpp"
@@ -46,6 +47,7 @@ Json logging_overhead(const std::vector<std::string>& on, const std::vector<std:
 
 int main(int argc, char** argv) {
   try {
+    cmlbed::apply_heap_policy();  // as in a run: the parts allocate as they would there
     if (argc < 2) throw std::invalid_argument("missing subcommand");
     const std::string command = argv[1];
     std::string json_path;

@@ -2,6 +2,7 @@
 #include <exception>
 #include <iostream>
 
+#include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
@@ -56,6 +57,12 @@ int main(int argc, char** argv) {
   if (std::strcmp(command, "--version") == 0) {
     std::cout << "cmlbed " << cmlbed::kVersion << " (git " << cmlbed::kGitRevision << ")\n";
     return 0;
+  }
+  try {
+    cmlbed::apply_heap_policy();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
   }
   cmlbed::install_interrupt_handlers();
   try {

@@ -538,6 +538,7 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   write_string_attribute(file, "git_revision", info.git_revision, where);
   write_string_attribute(file, "method", info.method, where);
   write_string_attribute(file, "started_at", info.started_at, where);
+  write_string_attribute(file, "heap", info.heap, where);
   const std::int32_t mpi_size = info.mpi_size;
   write_attribute(file, "mpi_size", H5T_NATIVE_INT32, scalar_space(), &mpi_size, where);
   if (!info.hosts.empty()) write_string_array_attribute(file, "hosts", info.hosts, where);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -87,6 +88,7 @@ trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_s
   info.git_revision = kGitRevision;
   info.method = config.text("experiment.method");
   info.started_at = started.iso;
+  info.heap = heap_policy();
   info.mpi_size = mpi_size;
   info.hosts = std::move(hosts);
   for (const auto& clock : clocks) {
