@@ -70,13 +70,26 @@ TEST(SimulatedHostCores, RanksOnOneCoreShareIt) {
   EXPECT_DOUBLE_EQ(round_s(input), 2.0);
 }
 
-// Stretched stages (slowdown 3: 1 s of work, then 2 s asleep) stretch the work's shared
-// wall time: on one core both devices' work takes 2 s, so each stage lasts 6 s (the
-// runtime sleeps twice the work's measured wall) and the round 12 s instead of 6 s.
-TEST(SimulatedHostCores, AStretchedStageStretchesItsSharedWork) {
+// Stretched stages (slowdown 3: 1 s of work, then 2 s asleep) on one thread last three
+// times the work's CPU time, at least its shared wall time (Timeline::Scope): on one
+// core both devices' work takes 2 s, inside the 3 s stage, so the round stays 6 s; at
+// slowdown 1.5 the shared 2 s outlast the stretch (1.5 s) and make the stage.
+TEST(SimulatedHostCores, AStretchedStageStretchesItsWorkNotItsWaitForACore) {
   SimulationInput input = two_fl_devices(3);
   EXPECT_DOUBLE_EQ(round_s(input), 6.0);
   input.host_cores = 1;
+  EXPECT_NEAR(round_s(input), 6.0, 6.0 * 0.01);
+  input = two_fl_devices(1.5);
+  input.host_cores = 1;
+  EXPECT_NEAR(round_s(input), 4.0, 4.0 * 0.01);
+}
+
+// On several threads the runtime stretches the stage's wall time: two devices of 2
+// threads each on 2 cores get half speed, 1 s of work takes 2 s, each stage 6 s.
+TEST(SimulatedHostCores, AStretchedStageOnSeveralThreadsStretchesItsSharedWallTime) {
+  SimulationInput input = two_fl_devices(3);
+  for (SimulatedDevice& device : input.devices) device.part.threads = 2;
+  input.host_cores = 2;
   EXPECT_NEAR(round_s(input), 12.0, 12.0 * 0.01);
 }
 

@@ -2,6 +2,9 @@
 // a stage last `slowdown` times its measured length, pacing makes it last a set length.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <cstdint>
 #include <thread>
 
 #include "cmlbed/trace/timeline.hpp"
@@ -40,17 +43,52 @@ TEST(Timeline, OffsetShiftsTheTimeBase) {
   EXPECT_NEAR(static_cast<double>(b - a), 5e9, 1e7);
 }
 
-TEST(TimelineScope, StretchesByTheSlowdown) {
+// Busy for `ms` of this thread's CPU time.
+void spin_cpu(int ms) {
+  const auto cpu = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  const std::int64_t end = cpu() + static_cast<std::int64_t>(ms) * 1000000;
+  volatile double x = 1;
+  while (cpu() < end) x = x * 1.0000001;
+}
+
+std::int64_t length_ns(const Event& e) { return e.t_end_ns - e.t_start_ns; }
+
+TEST(TimelineScope, StretchesTheThreadsCpuTimeByTheSlowdown) {
   Timeline timeline;
+  EXPECT_EQ(timeline.stretch_basis(), Timeline::StretchBasis::thread_cpu);
+  {
+    Timeline::Scope stage(timeline, compute_event(EventKind::forward, 0), 3.0);
+    spin_cpu(20);
+  }
+  {
+    // Waiting is not work: 20 ms asleep (as a thread waits for a core) is not stretched.
+    Timeline::Scope stage(timeline, compute_event(EventKind::backward, 0), 3.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 2u);
+  // 20 ms of CPU stretched 3x: at least 60 ms on the timeline.
+  EXPECT_GE(length_ns(events[0]), 60000000);
+  EXPECT_LT(length_ns(events[0]), 1000000000);
+  EXPECT_GE(length_ns(events[1]), 20000000);
+  EXPECT_LT(length_ns(events[1]), 55000000);
+}
+
+TEST(TimelineScope, StretchesTheWallTimeWhereTheWorkIsOnSeveralThreads) {
+  Timeline timeline;
+  timeline.set_stretch_basis(Timeline::StretchBasis::wall);
   {
     Timeline::Scope stage(timeline, compute_event(EventKind::forward, 0), 3.0);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const auto events = timeline.drain();
   ASSERT_EQ(events.size(), 1u);
-  // 20 ms of work stretched 3x: at least 60 ms on the timeline.
-  EXPECT_GE(events[0].t_end_ns - events[0].t_start_ns, 60000000);
-  EXPECT_LT(events[0].t_end_ns - events[0].t_start_ns, 1000000000);
+  EXPECT_GE(length_ns(events[0]), 60000000);
+  EXPECT_LT(length_ns(events[0]), 1000000000);
 }
 
 TEST(TimelineScope, PacedStageLastsItsLengthWhateverTheWork) {

@@ -219,7 +219,7 @@ std::vector<OptionSpec> build_table() {
       // [devices]: defaults for every device, overridable in [device.K]
       drawn_per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
                                 "every compute stage of the device lasts k times its "
-                                "measured length"),
+                                "CPU time (its wall time with device_threads > 1)"),
                          1, 1e6)),
       drawn_per_device(option("devices.flops", T::compute_rate, "", "compute rate",
                         "the device's speed, e.g. 2GFLOP/s: each compute stage lasts exactly "
@@ -237,7 +237,7 @@ std::vector<OptionSpec> build_table() {
                      "bytes each device sends to the server per round, and gets back"),
               0, 1e10),
       option("transfer.compute", T::duration, "0ms", "duration",
-             "compute each device does per round before sending (stretched by "
+             "CPU time each device computes per round before sending (stretched by "
              "devices.slowdown)"),
 
       // [privacy] (docs/privacy.md)

@@ -96,11 +96,18 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   std::int64_t length = seconds_to_ns(stage.seconds);
   if (host_cores_ != nullptr) {
     // The work's wall time under the host's load, and the stage the runtime makes of it
-    // (Timeline::Scope: stretched by slowdown, or paced to at least its length).
+    // (Timeline::Scope: paced to at least its length, or stretched by slowdown: k times
+    // the work's own CPU time on one thread, at least its wall time; k times the wall
+    // time on several).
     const std::int64_t work = host_cores_->wall_ns(start, stage.work_s);
     host_cores_->book(start, start + work, stage.threads);
-    length = stage.paced ? std::max(length, work)
-                         : static_cast<std::int64_t>(std::llround(static_cast<double>(work) * stage.stretch));
+    if (stage.paced) {
+      length = std::max(length, work);
+    } else if (stage.threads == 1) {
+      length = std::max(work, seconds_to_ns(stage.work_s * stage.stretch));
+    } else {
+      length = static_cast<std::int64_t>(std::llround(static_cast<double>(work) * stage.stretch));
+    }
   }
   trace::Event e;
   e.round = result_.round;

@@ -115,8 +115,9 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   const int devices = mpi.size() - 1;
   const bool is_server = rank == 0;
   const bool resuming = mode == RunStart::resume;
-  model::set_intra_op_threads(
-      static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads")));
+  const int compute_threads =
+      static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads"));
+  model::set_intra_op_threads(compute_threads);
   net::DuplicatedComm control(MPI_COMM_WORLD);  // barriers and gathers, never data
   trace::StartupClock& startup = trace::startup_clock();
   startup.end(trace::StartupPhase::libtorch);
@@ -179,6 +180,9 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   startup.end(trace::StartupPhase::clocks);
   trace::Timeline timeline(clock.offset_ns);
   timeline.set_enabled(config.flag("output.timeline"));
+  // A slowdown stretches the stage's CPU time where one thread does all of its work.
+  timeline.set_stretch_basis(compute_threads == 1 ? trace::Timeline::StretchBasis::thread_cpu
+                                                  : trace::Timeline::StretchBasis::wall);
   const auto clocks = net::gather_clock_estimates(clock, control.get());
   auto hosts = net::gather_host_names(control.get());
   if (resume && resume->from_checkpoint) {

@@ -1,5 +1,8 @@
 #include "transfer_method.hpp"
 
+#include <time.h>
+
+#include <chrono>
 #include <map>
 
 
@@ -17,12 +20,20 @@ net::MessageHeader transfer_header(net::MessageKind kind, int round, std::size_t
   return header;
 }
 
+// This thread's CPU time.
+std::chrono::nanoseconds thread_cpu() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
 // Real work for the compute stage (not a sleep), so a transfer competes with computation
-// for the core as it would with training.
+// for the core as it would with training: `duration` of this thread's CPU time, which is
+// what a slowdown stretches (Timeline::Scope).
 void busy_compute(std::chrono::nanoseconds duration) {
-  const auto end = std::chrono::steady_clock::now() + duration;
+  const auto end = thread_cpu() + duration;
   volatile double sink = 0;
-  while (std::chrono::steady_clock::now() < end) {
+  while (thread_cpu() < end) {
     for (int i = 0; i < 256; ++i) sink = sink + i * 1e-3;
   }
 }

@@ -3,6 +3,8 @@
 // records its own sends and receives. Recording is an append under an uncontended lock
 // into a buffer reserved up front, cheap enough to leave on always (see the recording
 // benchmark). Events are drained at round boundaries and shipped to rank 0.
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -31,6 +33,13 @@ class Timeline {
   void set_enabled(bool enabled) { enabled_ = enabled; }
   void record(const Event& event);
 
+  // What a stretched stage multiplies (see Scope): the CPU time of the thread that runs
+  // it, where that thread does all of the stage's work (one LibTorch thread), or else the
+  // stage's wall time.
+  enum class StretchBasis { thread_cpu, wall };
+  void set_stretch_basis(StretchBasis basis) { stretch_basis_ = basis; }
+  StretchBasis stretch_basis() const { return stretch_basis_; }
+
   // Events recorded since the last drain, in recording order.
   std::vector<Event> drain();
   // The same into `out` (cleared first), handing `out`'s storage to the timeline: a
@@ -51,9 +60,15 @@ class Timeline {
   // Records [construction, destruction) as one event; fields are fixed at construction.
   // The one timing scope of the project, in three modes:
   // - plain (stretch 1): the stage lasts what its work takes;
-  // - stretched (stretch k > 1, devices.slowdown): the scope lasts k times its measured
-  //   length, the difference slept at its end, so a device k times slower than this
-  //   machine can be emulated on it and oversubscribed runs stay honest;
+  // - stretched (stretch k > 1, devices.slowdown): the scope lasts k times the work's
+  //   CPU time on this thread (StretchBasis::thread_cpu; at least its wall time), the
+  //   difference slept at its end, so a device k times slower than this machine can be
+  //   emulated on it. The CPU time, not the wall time: a compute thread that waits for a
+  //   core (another rank's stage, a communication thread woken beside it) would
+  //   otherwise have each wait stretched k times as if the device's own work (measured
+  //   2026-12-02, configs/bandwidth/100mbit.ini, 4 ranks on 2 cores: a device's backward
+  //   13.4 ms where its profile x 4 gave 11.5). With StretchBasis::wall (work on several
+  //   threads), k times the wall time;
   // - paced (a length, devices.flops): the scope lasts exactly that length, the work
   //   running inside it and the rest slept, so the stage's length does not depend on this
   //   machine's speed or load; work that takes longer makes the stage longer and is
@@ -63,7 +78,9 @@ class Timeline {
    public:
     Scope(Timeline& timeline, Event event, double stretch = 1.0)
         : timeline_(timeline), event_(event), stretch_(stretch),
-          start_(std::chrono::steady_clock::now()) {
+          start_(std::chrono::steady_clock::now()),
+          start_cpu_(stretch > 1.0 && timeline.stretch_basis() == StretchBasis::thread_cpu ? thread_cpu()
+                                                                                             : kNoCpu) {
       event_.t_start_ns = timeline_.now_ns();
     }
     Scope(Timeline& timeline, Event event, std::chrono::nanoseconds paced_length)
@@ -79,8 +96,9 @@ class Timeline {
         }
         timeline_.count_paced(measured, paced_length_);
       } else if (stretch_ > 1.0) {
-        std::this_thread::sleep_until(
-            start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(measured * stretch_));
+        const auto basis = start_cpu_ != kNoCpu ? thread_cpu() - start_cpu_ : measured;
+        const auto stretched = std::chrono::duration_cast<std::chrono::steady_clock::duration>(basis * stretch_);
+        if (stretched > measured) std::this_thread::sleep_until(start_ + stretched);
       }
       event_.t_end_ns = timeline_.now_ns();
       timeline_.record(event_);
@@ -89,11 +107,20 @@ class Timeline {
     Scope& operator=(const Scope&) = delete;
 
    private:
+    static constexpr std::chrono::nanoseconds kNoCpu{-1};
+    // This thread's CPU time (CLOCK_THREAD_CPUTIME_ID never fails for the calling thread).
+    static std::chrono::nanoseconds thread_cpu() {
+      timespec t{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+    }
+
     Timeline& timeline_;
     Event event_;
     double stretch_;
     std::chrono::nanoseconds paced_length_{-1};  // < 0: not paced
     std::chrono::steady_clock::time_point start_;
+    std::chrono::nanoseconds start_cpu_;  // kNoCpu: stretch the wall time
   };
 
  private:
@@ -101,6 +128,7 @@ class Timeline {
 
   std::int64_t offset_ns_;
   bool enabled_ = true;
+  StretchBasis stretch_basis_ = StretchBasis::thread_cpu;
   std::size_t reserve_;
   mutable std::mutex mutex_;  // the transport's thread and the main thread both record
   std::vector<Event> events_;
