@@ -6,9 +6,10 @@
 # compares the mean round (rounds 2.., the first starts with full token buckets) and the
 # server's idle share, and writes the table (docs/prediction-accuracy.md) and JSON.
 # The simulation that is compared shares this machine's cores among the ranks
-# (--plan.host_cores=$(nproc), as mpirun places them here); a second one with a core per
-# rank (plan.host_cores = 0) is shown beside it. An override --plan.host_cores=C replaces
-# both with one simulation on C cores.
+# (--plan.host_cores=$(nproc), as mpirun places them here, with this host's scheduler slice,
+# --plan.host_slice: scripts/host-slice.sh); a second one with a core per rank
+# (plan.host_cores = 0) is shown beside it. An override --plan.host_cores=C replaces both
+# with one simulation on C cores.
 #
 #   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
 #                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--steady PCT TRIES]
@@ -33,6 +34,7 @@ cd "$root"
 source scripts/mpi-env.sh
 source scripts/tool-checks.sh
 source scripts/ini-value.sh
+source scripts/host-slice.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
 steady=5 tries=""
@@ -67,7 +69,7 @@ fi
 simulate() {
   local base=$1
   shift
-  local shared=(--plan.host_cores="$(nproc)")
+  local shared=(--plan.host_cores="$(nproc)" --plan.host_slice="$(host_slice)")
   [[ " ${overrides[*]} " == *" --plan.host_cores="* ]] && shared=()
   "$cmlbed" simulate "$@" "${shared[@]}" --profile "$base.profile.json" --output.file="$base.sim.h5" \
     >"$base.sim.out" 2>&1 || { cat "$base.sim.out" >&2; exit 1; }

@@ -139,6 +139,7 @@ def main():
         measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
         simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
         host_cores = int(sim.option("plan.host_cores") or 0)
+        host_slice = sim.option("plan.host_slice") or "0ms"
         demand = cpu_demand(own or sim)
         own_error = own.steady_round_s() / measured - 1 if own else None
         after_file = f"{args.results}/{name}.after.profile.json"
@@ -150,6 +151,7 @@ def main():
                      "measured_round_s": measured, "simulated_round_s": simulated, "error": error,
                      "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
                      "idle_points": points, "simulated_cpu_demand": demand, "host_cores": host_cores,
+                     "host_slice": host_slice,
                      "own_cores_error": own_error, "host_drift": drift,
                      "tries": _number_in(f"{args.results}/{name}.tries", int),
                      "steal": _number_in(f"{args.results}/{name}.steal", float),
@@ -169,7 +171,11 @@ def main():
         f"Goal: round time within {round_goal:g}%, server idle within {idle_goal:g} points.",
         "",
         "`simulated s` shares the host's cores among the ranks (`cores`: plan.host_cores,",
-        "processor sharing of the stages' CPU work, docs/planning.md); `own cores` is the",
+        "processor sharing of the stages' CPU work, docs/planning.md), and a message that",
+        "arrives while they are all busy reaches the waiting thread three half-slices of the",
+        "host's scheduler late (plan.host_slice: "
+        + ", ".join(sorted({r["host_slice"] for r in rows if r["host_cores"]}) or ["-"])
+        + "); `own cores` is the",
         "simulation that gives every rank cores of its own, and `cores busy` what that",
         "schedule asks of the CPU: on average, how many ranks compute at once (server stages",
         "whole, a device's stretched stages 1/slowdown; `-` where devices are paced).",

@@ -36,6 +36,22 @@ TEST(HostCores, LoadAboveTheCoresSlowsWorkDownAcrossSteps) {
 
 TEST(HostCores, RefusesNoCores) { EXPECT_THROW(HostCores(0), std::invalid_argument); }
 
+TEST(HostCores, WakeUpsWaitHalfASliceEachWhereEveryCoreIsBusy) {
+  HostCores cores(2, 1'000'000);  // a 1 ms slice
+  EXPECT_EQ(cores.wake_latency_ns(kSecond), 0);  // nothing booked yet
+  cores.book(0, 4 * kSecond, 1);
+  cores.book(2 * kSecond, 6 * kSecond, 1);
+  cores.next_pass();
+  EXPECT_EQ(cores.wake_latency_ns(kSecond), 0);                      // one core asked for
+  EXPECT_EQ(cores.wake_latency_ns(3 * kSecond), kWakeHandOvers * 500'000);  // both
+  EXPECT_EQ(cores.wake_latency_ns(5 * kSecond), 0);
+  HostCores unmodelled(1);
+  unmodelled.book(0, kSecond, 1);
+  unmodelled.next_pass();
+  EXPECT_EQ(unmodelled.wake_latency_ns(kSecond / 2), 0);
+  EXPECT_THROW(HostCores(1, -1), std::invalid_argument);
+}
+
 // fl, two devices with one mini-batch each: forward 1 s, backward 1 s, step 0, the model
 // sent over unshaped links (no time). With cores of their own both are done at 2 s; on
 // one shared core each computes at half speed, done at 4 s; on two cores, at 2 s again.
@@ -109,6 +125,35 @@ TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
   EXPECT_NEAR(round_s(input), 6.0, 6.0 * 0.01);
   for (SimulatedDevice& device : input.devices) device.part.forward_work_s = {0, 2};  // 4 s shared: longer
   EXPECT_NEAR(round_s(input), 4.0 + 3.0, 7.0 * 0.02);
+}
+
+// Two FL devices on one core, device 2 with four times the work (8 s against 2 s): device
+// 1's model (10 MB at 100 mbit) reaches the server while device 2 still computes, so with
+// a 100 ms slice 3 half-slices late; device 2's arrives on an idle core, on time.
+TEST(SimulatedHostCores, AMessageArrivingWhileEveryCoreIsBusyIsSeenLater) {
+  SimulationInput input = two_fl_devices(1);
+  input.model_parameters = 2'500'000;  // 10 MB of float32
+  input.devices[1].part.forward_s = {0, 4};
+  input.devices[1].part.backward_s = {0, 4};
+  for (SimulatedDevice& device : input.devices) {
+    device.uplink.rate_bits_per_second = 100e6;
+    device.uplink.burst_bytes = 1 << 20;
+  }
+  input.host_cores = 1;
+  const auto arrivals = [&](std::int64_t slice_ns) {
+    input.host_slice_ns = slice_ns;
+    const SimulatedRound round = simulate(input).at(0);
+    std::vector<std::int64_t> ends;
+    for (const trace::Event& e : round.events[0]) {
+      if (e.kind == trace::EventKind::recv && e.lane == trace::Lane::uplink) ends.push_back(e.t_end_ns);
+    }
+    return ends;
+  };
+  const std::vector<std::int64_t> plain = arrivals(0), sliced = arrivals(100'000'000);
+  ASSERT_EQ(plain.size(), 2u);
+  ASSERT_EQ(sliced.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(sliced[0] - plain[0]), kWakeHandOvers * 50e6, 1e6);
+  EXPECT_EQ(sliced[1], plain[1]);
 }
 
 TEST(SimulatedHostCores, RefusesNegativeCores) {

@@ -159,6 +159,12 @@ std::vector<OptionSpec> build_table() {
                      "cores, and their stages' work shares them (processor sharing); 0: each "
                      "rank has cores of its own (ranks spread over nodes)"),
               0, 1 << 20),
+      option("plan.host_slice", T::duration, "0ms", "duration",
+             "with plan.host_cores: the scheduler's time slice on that host (Linux: "
+             "/sys/kernel/debug/sched/base_slice_ns, by default 0.75 ms x (1 + log2 of the "
+             "cores, at most 8)); a message that arrives while every core is busy reaches "
+             "the waiting thread 3 half-slices late (3 wake-ups each wait for a core); 0: "
+             "not modelled"),
       choice("plan.replan", "off", {"off", "on_change"},
              "with model.split or pipar.micro_batches = auto: on_change plans for the links' "
              "rates as they are at the start, and plans again after a round in which a rate "

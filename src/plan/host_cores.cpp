@@ -6,8 +6,15 @@
 
 namespace cmlbed::plan {
 
-HostCores::HostCores(int cores) : cores_(cores) {
+HostCores::HostCores(int cores, std::int64_t slice_ns) : cores_(cores), slice_ns_(slice_ns) {
   if (cores < 1) throw std::invalid_argument("HostCores: need at least one core");
+  if (slice_ns < 0) throw std::invalid_argument("HostCores: the slice must not be negative");
+}
+
+std::int64_t HostCores::wake_latency_ns(std::int64_t t) const {
+  const auto i = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), t) - times_.begin());
+  const int load = i == 0 ? 0 : load_[i - 1];
+  return load >= cores_ ? kWakeHandOvers * slice_ns_ / 2 : 0;
 }
 
 std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s) const {

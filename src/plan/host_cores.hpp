@@ -4,19 +4,33 @@
 // the next pass reads that load, n(t), and lets work starting at t progress at
 // min(1, C / n(t)). Passes repeat until the rounds stop moving (schedule_simulator.cpp):
 // the schedule and the load it causes then agree.
+//
+// A thread woken while every core is busy waits for a running thread's slice to end: a
+// message that arrives then reaches the thread that waits for it after kWakeHandOvers
+// such waits (the sender's communication thread releasing the last chunk, the
+// receiver's looking for it, the receiver's compute thread woken by it), each half a
+// slice on average (wake_latency_ns).
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 namespace cmlbed::plan {
 
+constexpr int kWakeHandOvers = 3;
+
 class HostCores {
  public:
-  explicit HostCores(int cores);
+  // slice_ns: the scheduler's slice on this host (0: wake-ups cost nothing).
+  explicit HostCores(int cores, std::int64_t slice_ns = 0);
 
   // The wall time of `work_s` seconds of CPU work started at start_ns, under the load the
   // previous pass booked (none before the first pass ends: full speed).
   std::int64_t wall_ns(std::int64_t start_ns, double work_s) const;
+
+  // How late a message arriving at t is seen by the thread waiting for it: under the
+  // load the previous pass booked, kWakeHandOvers half slices when every core is asked
+  // for at t, else 0.
+  std::int64_t wake_latency_ns(std::int64_t t) const;
 
   // Work running on [start_ns, end_ns) on `threads` cores, for the next pass's load.
   void book(std::int64_t start_ns, std::int64_t end_ns, int threads);
@@ -31,6 +45,7 @@ class HostCores {
 
  private:
   int cores_;
+  std::int64_t slice_ns_;
   // The load as a step function: from times_[i] on (until times_[i + 1]), load_[i] cores
   // are asked for; before times_[0] and after the last step, none.
   std::vector<std::int64_t> times_;

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "cmlbed/net/chunk_pacing.hpp"
 #include "cmlbed/net/message.hpp"
+#include "cmlbed/net/wake_policy.hpp"
 
 namespace cmlbed::plan {
 namespace {
@@ -15,16 +17,28 @@ namespace {
 struct Booking {
   std::int64_t first_arrival_ns;
   std::int64_t arrival_ns;
+  // How late, on average, the receiver's communication thread sees the last chunk: a
+  // shaped message of two payload chunks or more carries their rhythm, at which the receiver
+  // looks for its last chunks (chunk_look_interval_ns), so the last one waits half a
+  // look interval on average (the outbox's and inbox's rule, net/outbox.cpp, inbox.cpp).
+  std::int64_t look_lateness_ns = 0;
 };
 
 Booking book(net::Link& link, std::int64_t bytes, std::int64_t now_ns) {
   net::Link::Slot slot = link.schedule(sizeof(net::MessageHeader), now_ns);
   const std::int64_t first = slot.arrival_ns;
   const auto chunk = static_cast<std::int64_t>(link.max_chunk_bytes());
-  for (std::int64_t offset = 0; offset < bytes; offset += chunk) {
+  std::int64_t first_payload_arrival = 0, chunks = 0;  // payload chunks
+  for (std::int64_t offset = 0; offset < bytes; offset += chunk, ++chunks) {
     slot = link.schedule(static_cast<std::uint64_t>(std::min(chunk, bytes - offset)), now_ns);
+    if (chunks == 0) first_payload_arrival = slot.arrival_ns;
   }
-  return {first, slot.arrival_ns};
+  Booking booking{first, slot.arrival_ns};
+  if (link.shaped() && chunks > 1) {
+    const std::int64_t interval = (slot.arrival_ns - first_payload_arrival) / (chunks - 1);
+    booking.look_lateness_ns = net::chunk_look_interval_ns(interval, 0, 0, net::kMaxPollIntervalNs) / 2;
+  }
+  return booking;
 }
 
 }  // namespace
@@ -139,11 +153,16 @@ std::int64_t RoundRecorder::transfer(int from, int to, trace::MessageType type, 
   e.t_start_ns = now_ns;
   e.t_end_ns = booking.arrival_ns;
   result_.events[static_cast<std::size_t>(from)].push_back(e);
+  // The receiver sees it late by its look, and by the wake-ups' waits for a core when
+  // all are busy then (HostCores::wake_latency_ns).
+  std::int64_t seen = booking.arrival_ns + booking.look_lateness_ns;
+  if (host_cores_ != nullptr) seen += host_cores_->wake_latency_ns(seen);
   e.kind = trace::EventKind::recv;
   e.peer = from;
   e.t_start_ns = booking.first_arrival_ns;
+  e.t_end_ns = seen;
   result_.events[static_cast<std::size_t>(to)].push_back(e);
-  return booking.arrival_ns;
+  return seen;
 }
 
 SimulatedRound RoundRecorder::finish(std::int64_t end_ns) {

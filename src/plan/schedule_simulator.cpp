@@ -325,7 +325,7 @@ std::vector<SimulatedRound> simulate(const SimulationInput& input) {
   // (each pass halves the gap), hence the dozen.
   constexpr int kMaxPasses = 12;
   constexpr double kTolerance = 0.005;
-  HostCores host_cores(input.host_cores);
+  HostCores host_cores(input.host_cores, input.host_slice_ns);
   std::vector<SimulatedRound> rounds = simulate_pass(input, later, &host_cores);
   for (int pass = 1; pass < kMaxPasses; ++pass) {
     host_cores.next_pass();

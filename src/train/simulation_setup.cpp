@@ -205,6 +205,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.aggregate_every = settings.aggregate_every;
   input.server_streams = static_cast<int>(config.integer("train.server_streams"));
   input.host_cores = static_cast<int>(config.integer("plan.host_cores"));
+  input.host_slice_ns = config.duration_ns("plan.host_slice");
   const int device_threads = static_cast<int>(config.integer("train.device_threads"));
   // Each server stream has its share of the server's threads (at least one).
   const int server_threads = std::max(1, static_cast<int>(config.integer("train.server_threads")) /

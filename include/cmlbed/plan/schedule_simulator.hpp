@@ -92,6 +92,9 @@ struct SimulationInput {
   // min(1, C / n(t)), n(t) the cores asked for by all work running at t (processor
   // sharing), found by simulating again until the rounds settle (schedule_simulator.cpp).
   int host_cores = 0;
+  // With host_cores: the scheduler's slice there (plan.host_slice); a message arriving
+  // while every core is busy is seen 3 half-slices late (plan/host_cores.hpp). 0: not.
+  std::int64_t host_slice_ns = 0;
   // Seconds between a round and the next when the server evaluates after it (rounds that
   // aggregate; every round for sl and adasplit): the runtime scores the test set there,
   // outside the rounds' timed work, but link traces keep running.
