@@ -2,11 +2,10 @@
 // a stage last `slowdown` times its measured length, pacing makes it last a set length.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <cstdint>
 #include <thread>
 
+#include "cmlbed/base/thread_cpu.hpp"
 #include "cmlbed/trace/timeline.hpp"
 
 namespace cmlbed::trace {
@@ -45,14 +44,9 @@ TEST(Timeline, OffsetShiftsTheTimeBase) {
 
 // Busy for `ms` of this thread's CPU time.
 void spin_cpu(int ms) {
-  const auto cpu = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-  };
-  const std::int64_t end = cpu() + static_cast<std::int64_t>(ms) * 1000000;
+  const auto end = thread_cpu_time() + std::chrono::milliseconds(ms);
   volatile double x = 1;
-  while (cpu() < end) x = x * 1.0000001;
+  while (thread_cpu_time() < end) x = x * 1.0000001;
 }
 
 std::int64_t length_ns(const Event& e) { return e.t_end_ns - e.t_start_ns; }

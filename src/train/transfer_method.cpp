@@ -1,10 +1,9 @@
 #include "transfer_method.hpp"
 
-#include <time.h>
-
 #include <chrono>
 #include <map>
 
+#include "cmlbed/base/thread_cpu.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -20,20 +19,13 @@ net::MessageHeader transfer_header(net::MessageKind kind, int round, std::size_t
   return header;
 }
 
-// This thread's CPU time.
-std::chrono::nanoseconds thread_cpu() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-}
-
 // Real work for the compute stage (not a sleep), so a transfer competes with computation
 // for the core as it would with training: `duration` of this thread's CPU time, which is
 // what a slowdown stretches (Timeline::Scope).
 void busy_compute(std::chrono::nanoseconds duration) {
-  const auto end = thread_cpu() + duration;
+  const auto end = thread_cpu_time() + duration;
   volatile double sink = 0;
-  while (thread_cpu() < end) {
+  while (thread_cpu_time() < end) {
     for (int i = 0; i < 256; ++i) sink = sink + i * 1e-3;
   }
 }

@@ -3,14 +3,13 @@
 // records its own sends and receives. Recording is an append under an uncontended lock
 // into a buffer reserved up front, cheap enough to leave on always (see the recording
 // benchmark). Events are drained at round boundaries and shipped to rank 0.
-#include <time.h>
-
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "cmlbed/base/thread_cpu.hpp"
 #include "cmlbed/trace/event.hpp"
 
 namespace cmlbed::trace {
@@ -79,7 +78,7 @@ class Timeline {
     Scope(Timeline& timeline, Event event, double stretch = 1.0)
         : timeline_(timeline), event_(event), stretch_(stretch),
           start_(std::chrono::steady_clock::now()),
-          start_cpu_(stretch > 1.0 && timeline.stretch_basis() == StretchBasis::thread_cpu ? thread_cpu()
+          start_cpu_(stretch > 1.0 && timeline.stretch_basis() == StretchBasis::thread_cpu ? thread_cpu_time()
                                                                                              : kNoCpu) {
       event_.t_start_ns = timeline_.now_ns();
     }
@@ -96,7 +95,7 @@ class Timeline {
         }
         timeline_.count_paced(measured, paced_length_);
       } else if (stretch_ > 1.0) {
-        const auto basis = start_cpu_ != kNoCpu ? thread_cpu() - start_cpu_ : measured;
+        const auto basis = start_cpu_ != kNoCpu ? thread_cpu_time() - start_cpu_ : measured;
         const auto stretched = std::chrono::duration_cast<std::chrono::steady_clock::duration>(basis * stretch_);
         if (stretched > measured) std::this_thread::sleep_until(start_ + stretched);
       }
@@ -108,12 +107,6 @@ class Timeline {
 
    private:
     static constexpr std::chrono::nanoseconds kNoCpu{-1};
-    // This thread's CPU time (CLOCK_THREAD_CPUTIME_ID never fails for the calling thread).
-    static std::chrono::nanoseconds thread_cpu() {
-      timespec t{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-      return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
-    }
 
     Timeline& timeline_;
     Event event_;
