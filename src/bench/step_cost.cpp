@@ -20,7 +20,6 @@ Json step_cost(const std::map<std::string, std::string>& options) {
   const int threads = o.threads;
   const int repeats = o.repeats;
   const int warmup = o.warmup;
-  const auto get = [&](const char* key, const char* fallback) { return option_or(options, key, fallback); };
   // What a server step in a run meets and back-to-back profile passes do not: idle time
   // before it, as it waits for the next arrival (cold caches, a core clocked down or given
   // to another tenant), and a different device's replica each time (sfl and pipar keep
@@ -28,11 +27,11 @@ Json step_cost(const std::map<std::string, std::string>& options) {
   // go in blocks of `replicas`: plain blocks repeat replica 0 back to back, varied blocks
   // sleep gap_ms before each step and cycle through the replicas. Interleaved, so both
   // kinds see the same machine; each gets its own median.
-  const double gap_ms = std::stod(get("gap_ms", "0"));
-  const int replicas = std::max(1, std::stoi(get("replicas", "1")));
+  const double gap_ms = std::stod(option_or(options, "gap_ms", "0"));
+  const int replicas = std::max(1, std::stoi(option_or(options, "replicas", "1")));
   // And, in varied blocks, this many MB written before each step: what another rank
   // computing on this core in the meantime leaves in the caches.
-  std::vector<char> thrash(static_cast<std::size_t>(std::stod(get("thrash_mb", "0")) * (1 << 20)));
+  std::vector<char> thrash(static_cast<std::size_t>(std::stod(option_or(options, "thrash_mb", "0")) * (1 << 20)));
   torch::set_num_threads(threads);
 
   const std::size_t layers = model::layer_count(model);

@@ -11,20 +11,24 @@ HostCores::HostCores(int cores, std::int64_t slice_ns) : cores_(cores), slice_ns
   if (slice_ns < 0) throw std::invalid_argument("HostCores: the slice must not be negative");
 }
 
+std::size_t HostCores::step_at(std::int64_t t) const {
+  return static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), t) - times_.begin());
+}
+
+int HostCores::load_in(std::size_t step) const { return step == 0 ? 0 : load_[step - 1]; }
+
 std::int64_t HostCores::wake_latency_ns(std::int64_t t) const {
-  const auto i = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), t) - times_.begin());
-  const int load = i == 0 ? 0 : load_[i - 1];
-  return load >= cores_ ? kWakeHandOvers * slice_ns_ / 2 : 0;
+  return load_in(step_at(t)) >= cores_ ? kWakeHandOvers * slice_ns_ / 2 : 0;
 }
 
 std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s) const {
   double work_ns = work_s * 1e9;
   if (work_ns <= 0) return 0;
   // The step the start falls in, then step by step until the work is done.
-  auto i = static_cast<std::size_t>(std::upper_bound(times_.begin(), times_.end(), start_ns) - times_.begin());
+  std::size_t i = step_at(start_ns);
   double t = static_cast<double>(start_ns);
   while (true) {
-    const int load = i == 0 ? 0 : load_[i - 1];
+    const int load = load_in(i);
     const double rate = load <= cores_ ? 1.0 : static_cast<double>(cores_) / load;
     if (i == times_.size()) {
       t += work_ns / rate;

@@ -44,6 +44,11 @@ class HostCores {
   bool settled(double tolerance) const;
 
  private:
+  // The index of the step t falls in (steps start at times_[i - 1]; 0: before the first),
+  // and the cores asked for in step i.
+  std::size_t step_at(std::int64_t t) const;
+  int load_in(std::size_t step) const;
+
   int cores_;
   std::int64_t slice_ns_;
   // The load as a step function: from times_[i] on (until times_[i + 1]), load_[i] cores
