@@ -157,6 +157,42 @@ TEST(SimulatedLinks, AShapedMessageOfSeveralChunksIsSeenHalfALookLate) {
   }
 }
 
+// pipar, one server stream, unshaped links: device 1's three micro-batches (1 sample, 1 s
+// forward each) arrive at 1, 2 and 3 s, device 2's one (3 samples, 3.5 s) at 3.5 s; each
+// takes the server 4 s per sample and pass. The server takes device 1's first at 1 s and
+// posts its next receive then; the second arrives meanwhile (2 s) and is taken at 9 s,
+// which posts the receive of the third: that one counts from 9 s, after device 2's at
+// 3.5 s, as in the runtime (serve_in_arrival_order keeps one receive per device).
+// By the bytes' arrival alone the order would be 1, 1, 1, 2.
+TEST(SimulatedArrivalOrder, ADevicesNextMicroBatchQueuesOnlyOnceTheOneBeforeIsTaken) {
+  SimulationInput input;
+  input.method = "pipar";
+  input.batch_size = 3;
+  input.rounds = 1;
+  for (int d = 0; d < 2; ++d) {
+    SimulatedDevice device;
+    device.samples = 3;
+    device.micro_batches = d == 0 ? 3 : 1;
+    device.part.forward_s = {0, 1, 2, d == 0 ? 3.0 : 3.5};
+    device.part.backward_s = {0, 1, 2, 3};
+    device.server.forward_s = {0, 2, 4, 6};
+    device.server.backward_s = {0, 2, 4, 6};
+    device.server.step_s = 1;
+    for (SimulatedPart* p : {&device.part, &device.server}) p->forward_flops = p->backward_flops = {0, 1, 2, 3};
+    device.activation_bytes_per_sample = 100;
+    input.devices.push_back(device);
+  }
+  const auto served_order = [](const SimulationInput& in) {
+    std::vector<int> peers;
+    const auto rounds = simulate(in);
+    for (const Event& e : rounds.at(0).events[0]) {
+      if (e.kind == EventKind::send && e.message == MessageType::gradient) peers.push_back(e.peer);
+    }
+    return peers;
+  };
+  EXPECT_EQ(served_order(input), (std::vector<int>{1, 1, 2, 1}));
+}
+
 TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
   SimulationInput input = two_devices("sfl", 1);
   const auto one = simulate(input);

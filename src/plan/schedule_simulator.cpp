@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -31,6 +32,9 @@ class RoundSimulation {
     const int streams = replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
     stream_free_ns_.assign(static_cast<std::size_t>(streams), 0);
     arrived_.resize(static_cast<std::size_t>(streams));
+    one_receive_per_device_ = streams == 1;
+    held_.resize(static_cast<std::size_t>(devices_));
+    queued_.assign(static_cast<std::size_t>(devices_), false);
   }
 
   SimulatedRound run() {
@@ -118,9 +122,7 @@ class RoundSimulation {
   void handle(const Pending& p) {
     switch (p.what) {
       case What::device_start_batch: return start_batch(p.device, p.t);
-      case What::server_activation:
-        arrived_[stream_of(p.device)].push({p.t, p.seq, p.what, p.device, p.batch, p.micro});
-        return serve(stream_of(p.device), p.t);
+      case What::server_activation: return arrive(p);
       case What::server_free: return serve(static_cast<std::size_t>(p.device), p.t);
       case What::device_gradient: return take_gradient(p);
       case What::server_model:
@@ -165,12 +167,44 @@ class RoundSimulation {
   // When every stream is done.
   std::int64_t server_free_ns() const { return *std::max_element(stream_free_ns_.begin(), stream_free_ns_.end()); }
 
+  // An activation at the server. With one stream the server keeps one receive posted
+  // per device (serve_in_arrival_order) and posts the next when it takes the current one
+  // into service: a device's later micro-batch that arrives meanwhile is held, and
+  // counts as arriving when the one before it is taken (measured on
+  // configs/scale/16-devices.ini, 17 ranks: device 3's second upload was seen at 95 ms,
+  // when its first went into service, not at 60 ms when its bytes were in). With several
+  // streams the main thread only receives and queues, so arrival order is the bytes'.
+  void arrive(const Pending& p) {
+    const auto d = static_cast<std::size_t>(p.device - 1);
+    if (one_receive_per_device_ && queued_[d]) {
+      held_[d].push_back(p);
+      return;
+    }
+    queued_[d] = true;
+    arrived_[stream_of(p.device)].push(p);
+    serve(stream_of(p.device), p.t);
+  }
+
+  // The next of device d's held activations enters the arrival order at `now`.
+  void post_next_receive(int device, std::int64_t now) {
+    const auto d = static_cast<std::size_t>(device - 1);
+    queued_[d] = false;
+    if (held_[d].empty()) return;
+    Pending next = held_[d].front();
+    held_[d].pop_front();
+    next.t = std::max(next.t, now);
+    next.seq = seq_++;
+    queued_[d] = true;
+    arrived_[stream_of(device)].push(next);
+  }
+
   // A server compute stream serving its devices' micro-batches in arrival order.
   void serve(std::size_t stream, std::int64_t now) {
     auto& arrived = arrived_[stream];
     if (stream_free_ns_[stream] > now || arrived.empty()) return;
     const Pending job = arrived.top();
     arrived.pop();
+    post_next_receive(job.device, now);
     const SimulatedDevice& dev = device(job.device);
     const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
     std::int64_t t = record_.compute(0, EventKind::forward, now, forward_stage(dev.server, n), job.batch, job.micro);
@@ -227,6 +261,9 @@ class RoundSimulation {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> events_;
   using ByArrival = std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>>;
   std::vector<ByArrival> arrived_;            // per server stream
+  bool one_receive_per_device_ = true;
+  std::vector<std::deque<Pending>> held_;     // per device: arrived, receive not posted yet
+  std::vector<bool> queued_;                  // per device: one of its activations in arrived_
   std::uint64_t seq_ = 0;
   std::vector<std::int64_t> stream_free_ns_;  // per server stream (one for fl, sl)
   int models_ = 0;
