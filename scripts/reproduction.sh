@@ -50,6 +50,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 cd "$root"
 # Root may run mpirun (containers, CI); more ranks than cores need --oversubscribe.
 source scripts/mpi-env.sh
+source scripts/host-slice.sh
 
 results=results/reproduction doc=docs/reproduction.md images=docs/images archive=""
 parts=profiles,simulate,measured,dp,report mode=run quick=false full=false force=false job=""
@@ -193,7 +194,9 @@ cell_args() {
 }
 
 # simulate_one NAME METHOD PROFILE CELL_ARGS... -- CHOICE...: `cmlbed simulate` of one
-# grid cell into simulated/NAME.h5 (skipped when done).
+# grid cell into simulated/NAME.h5 (skipped when done), its ranks sharing this machine's
+# cores as a measured cell's do (the settings docs/prediction-accuracy.md validates). The
+# choice comes from `cmlbed plan` without them, as `auto` in a measured cell makes it.
 simulate_one() {
   local name=$1 method=$2 profile=$3
   shift 3
@@ -205,6 +208,7 @@ simulate_one() {
   echo "simulate: $name $*"
   record "$out" "$results/simulated/$name.log" "$cmlbed" simulate --config "$grid_config" \
     --profile "$profile" --devices $((grid_ranks - 1)) --experiment.method=$method "${args[@]}" \
+    --plan.host_cores="$(nproc)" --plan.host_slice="$(host_slice)" \
     "${grid_extra[@]}" "$@" --output.file="$out" --output.overwrite=true
 }
 

@@ -227,11 +227,11 @@ class Report:
             "server + 1 device, 3 repeats after 1 warm-up). A cell is **measured** when "
             "all three methods ran for real (`mpirun -np 5 cmlbed run`, `model.split = "
             "auto` with `--plan.profile`), else **simulated** (`cmlbed plan` for the "
-            "choice, then `cmlbed simulate` with that profile and the same device count, the "
-            "ranks sharing this machine's cores as in a measured cell: `--plan.host_cores`). Speedup = FL's "
+            "choice, then `cmlbed simulate` with that profile and the same device count, %s). "
+            "Speedup = FL's "
             "mean round time / PiPar's; server idle reduction = FL's server idle seconds per "
             "round / PiPar's (`cmlbed-report summary`'s definitions, computed by its "
-            "code).\n\n" % (args.grid_config, self._grid_rounds_text()))
+            "code).\n\n" % (args.grid_config, self._grid_rounds_text(), self._host_cores_text(simulated)))
         profile_rows = []
         self.failed_profiles = {}
         self.vs_sfl = {}
@@ -366,6 +366,23 @@ class Report:
                  "(`jobs/reproduction.sbatch`, one cell or accuracy group per element), whose "
                  "results this report folds in when they are in `%s` (and keeps in `%s`).\n\n"
                  % (" ".join(measured_missing), self.results, self.args.archive))
+
+    @staticmethod
+    def _host_cores_text(simulated):
+        """How the simulated cells shared the host's cores, from their stored options."""
+        shared = set()
+        for entry in simulated.values():
+            run = entry.load()
+            if run is not None:
+                shared.add((int(run.option("plan.host_cores") or 0), run.option("plan.host_slice") or "0ms"))
+        if not shared:
+            return "no simulated cell read"
+        texts = []
+        for cores, slice_ in sorted(shared):
+            texts.append("each rank on cores of its own (`plan.host_cores = 0`)" if cores == 0 else
+                         "the ranks sharing %d cores as in a measured cell (`--plan.host_cores=%d "
+                         "--plan.host_slice=%s`)" % (cores, cores, slice_))
+        return "; some cells ".join(texts)
 
     def _split_one(self, net, rate, runs, simulated, cell):
         """PiPar with at least one layer on the device: the auto run itself when its split
