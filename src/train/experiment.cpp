@@ -352,6 +352,9 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
         // the next round boundary, with this round recorded.
       }
     }
+    // What the evaluation and a re-split moved is neither this round's traffic nor the
+    // next one's (for output.timeline = false, as the events leave them out).
+    const net::TransportStats after_round_work = transport.stats();
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
@@ -369,7 +372,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
       measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
                           moved.messages_received - counted.messages_received,
                           moved.messages_sent - counted.messages_sent};
-      counted = moved;
+      counted = after_round_work;
       for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
       measures.evaluation = merged(evaluations);
       measures.mask_sparsity = method->mask_sparsity();
