@@ -56,6 +56,21 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# A resumed run with more rounds states the figure over its new round count (the file
+# keeps no checkpoint here, so it starts over: 4 rounds, 4 releases).
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run --resume "$work/fl-gaussian.h5" --experiment.rounds=4 \
+  >"$work/resumed.out" 2>&1 || { cat "$work/resumed.out"; fail "fl-gaussian: resume failed"; }
+"$python" - "$work/fl-gaussian.h5" <<'PY' || fail "fl-gaussian resumed to 4 rounds: privacy figure not renewed"
+import math, sys
+import h5py
+with h5py.File(sys.argv[1], "r") as f:
+    releases, epsilon = f.attrs.get("privacy_releases"), f.attrs.get("privacy_epsilon")
+a = 4 / (2 * 0.3 * 0.3)
+want = a + 2 * math.sqrt(a * math.log(1e5))
+print(f"fl-gaussian resumed: epsilon {epsilon}, releases {releases}")
+sys.exit(0 if releases == 4 and abs(epsilon - want) < 1e-9 else 1)
+PY
+
 "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" --experiment.method=fl --privacy.mechanism=laplace \
   --output.file="$work/bad.h5" >/dev/null 2>"$work/err"
 status=$?

@@ -431,6 +431,15 @@ TEST_F(Resume, RefusesWhatItCannotContinue) {
   refused(3, {"--resume", path, "--experiment.rounds=1"}, "its checkpoint is after round 2");
   refused(3, {"--resume", file("missing")}, "not a cmlbed results file that can be continued");
   refused(3, {"--resume", path, "--dry-run"}, "cannot be combined with --dry-run");
+  refused(3, {"--resume", path, "--output.timeline=false"}, "--output.timeline=false would change");
+  // Averaged after its round 2 only because it was the last: a run of 3 rounds with
+  // train.aggregate_every = 3 would not have, so it cannot be that run's first 2 rounds.
+  const std::string last_averaged = file("last_averaged");
+  const Outcome short_run = run(
+      3, options("fl", {"--experiment.rounds=2", "--train.aggregate_every=3", "--output.file=" + last_averaged}),
+      "last_averaged");
+  ASSERT_EQ(short_run.status, 0) << short_run.err;
+  refused(3, {"--resume", last_averaged, "--experiment.rounds=3"}, "its round 2 ran with an average after it");
   const std::string transfer = file("transfer");
   ASSERT_EQ(run(3, {"--experiment.method=transfer", "--experiment.rounds=1", "--output.file=" + transfer}, "transfer")
                 .status,

@@ -167,6 +167,29 @@ TEST(Transport, UnshapedSendsPassTheLink) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST(Transport, TransfersPostedWhileNotCountingStayOutOfTheCounters) {
+  // Between rounds the runs turn counting off (the evaluation's traffic is no round's):
+  // rank 1 sends 100 bytes counted, then 1000 and 10 posted while not counting, then 1
+  // counted again; rank 0's receives likewise. Each side counts 101 bytes, 2 messages.
+  trace::Timeline timeline;
+  Transport transport(MPI_COMM_WORLD, timeline, {});
+  const std::vector<std::pair<std::size_t, bool>> messages = {{100, true}, {1000, false}, {10, false}, {1, true}};
+  if (world_rank() <= 1) {
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      transport.set_counting(messages[i].second);
+      if (world_rank() == 0) {
+        EXPECT_EQ(transport.recv(1, MessageKind::model).payload.size(), messages[i].first);
+      } else {
+        transport.send(0, header(MessageKind::model, 0, static_cast<int>(i)), pattern(1, 0, messages[i].first)).wait();
+      }
+    }
+    const TransportStats stats = transport.stats();
+    EXPECT_EQ(world_rank() == 0 ? stats.bytes_received : stats.bytes_sent, 101);
+    EXPECT_EQ(world_rank() == 0 ? stats.messages_received : stats.messages_sent, 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(Transport, ProgressesWhileTheSenderComputes) {
   // Device 1 posts a 32 MiB send over a 1 gbit uplink (0.27 s of link time) and then
   // computes for 2 s without calling MPI. The communication thread must move the data

@@ -31,10 +31,13 @@
 namespace cmlbed::cli {
 namespace {
 
-// Options a resumed run may change: they change neither its mathematics nor its file.
+// Options a resumed run may change: they change neither its mathematics nor its file
+// (experiment.rounds only where the rounds done so far would have run the same:
+// resume_rules.hpp). Not output.timeline: rounds with and without events in one file
+// would leave its busy and idle times half known.
 bool resume_may_change(const std::string& name) {
   return name == "experiment.rounds" || name == "experiment.timeout" ||
-         (name.rfind("output.", 0) == 0 && name != "output.file");
+         (name.rfind("output.", 0) == 0 && name != "output.file" && name != "output.timeline");
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -107,7 +110,7 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
                         "stored in " + file +
                         (spec ? " (" + setting.name + " = " + stored.text(setting.name) + ")" : std::string()) +
                         "; a resumed run keeps it: only experiment.rounds, experiment.timeout and output.* " +
-                        "may be changed");
+                        "(but output.timeline) may be changed");
     }
     settings.push_back(setting);
   }

@@ -44,6 +44,7 @@ struct TransferState {
   Message message;
   MessageKind kind = MessageKind::control;  // set before the handle exists, never changed
   bool unshaped = false;  // a send past its link (Transport::Shaping::none)
+  bool counted = true;    // goes into the transport's counters (Transport::set_counting)
   MessageHeader wire_header;  // the header as sent / received
   int peer = -1;
   int chunks_left = 0;

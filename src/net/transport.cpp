@@ -69,6 +69,7 @@ class Transport::Impl {
       std::lock_guard<std::mutex> lock(mutex_);
       throw_if_failed();
       header.sequence = next_send_sequence_[{peer, static_cast<int>(header.kind)}]++;
+      state->counted = counting_;
       state->wire_header = header;
       state->message.header = header;
       state->message.payload = std::move(payload);
@@ -99,6 +100,7 @@ class Transport::Impl {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       throw_if_failed();
+      state->counted = counting_;
       new_recvs_.push_back(state);
     }
     wake_.notify_all();
@@ -110,6 +112,11 @@ class Transport::Impl {
   TransportStats stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return stats_;
+  }
+
+  void set_counting(bool counting) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counting_ = counting;
   }
 
   double thread_cpu_seconds() {
@@ -210,6 +217,7 @@ class Transport::Impl {
     event.t_start_ns = state.t_start_ns;
     event.t_end_ns = timeline_.now_ns();
     timeline_.record(event);
+    if (!state.counted) return;
     std::lock_guard<std::mutex> lock(mutex_);
     const bool sent = kind == trace::EventKind::send;
     (sent ? stats_.bytes_sent : stats_.bytes_received) += h.bytes;
@@ -242,6 +250,7 @@ class Transport::Impl {
   std::vector<std::shared_ptr<TransferState>> new_sends_, new_recvs_;
   std::map<std::pair<int, int>, std::uint64_t> next_send_sequence_;
   TransportStats stats_;
+  bool counting_ = true;  // guarded by mutex_: new transfers go into stats_
 
   // Owned by the communication thread (outbox_.chunk_bytes() aside: it only reads).
   detail::RequestEngine engine_;
@@ -265,6 +274,7 @@ RecvHandle Transport::post_recv(int peer, MessageKind kind) { return impl_->post
 int Transport::rank() const { return impl_->rank(); }
 int Transport::size() const { return impl_->size(); }
 TransportStats Transport::stats() const { return impl_->stats(); }
+void Transport::set_counting(bool counting) { impl_->set_counting(counting); }
 double Transport::communication_thread_cpu_seconds() const {
   return impl_->thread_cpu_seconds();
 }

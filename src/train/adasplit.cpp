@@ -1,8 +1,8 @@
 #include "adasplit.hpp"
 
 #include <algorithm>
-#include <cmath>
 
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
@@ -56,9 +56,8 @@ double adasplit_server_backward_flops(const model::PartCost& server, std::int64_
 
 AdaSplitSettings adasplit_settings(const Config& config) {
   AdaSplitSettings s;
-  const auto rounds = static_cast<double>(config.integer("experiment.rounds"));
-  // The small epsilon keeps e.g. 0.6 x 10 at 6 although 0.6 is not exact in binary.
-  s.local_rounds = static_cast<int>(std::floor(config.real("adasplit.local_fraction") * rounds + 1e-9));
+  s.local_rounds = plan::adasplit_local_rounds(config.real("adasplit.local_fraction"),
+                                               static_cast<int>(config.integer("experiment.rounds")));
   s.selected = static_cast<int>(config.integer("adasplit.selected"));
   s.policy = orchestrator_policy(config.text("adasplit.orchestrator"));
   s.discount = config.real("adasplit.discount");

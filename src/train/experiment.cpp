@@ -25,6 +25,7 @@
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/checkpoint.hpp"
 #include "cmlbed/train/method_registry.hpp"
+#include "cmlbed/train/resume_rules.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "cmlbed/version.hpp"
 #include "paced_report.hpp"
@@ -173,6 +174,19 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
       throw ConfigError("cannot resume " + output_file + " with experiment.rounds = " + std::to_string(rounds) +
                         ": its checkpoint is after round " + std::to_string(resume->rounds_complete));
     }
+    // Another round count must not change what the rounds so far computed (the file
+    // still holds the configuration of the start that ran them).
+    if (is_server) {
+      try {
+        const Config stored = Config::resolve(
+            parse_ini_settings(trace::ResultsFile::read_string_attribute(output_file, "config"), output_file), {});
+        error = changed_rounds_error(stored, config, resume->rounds_complete, output_file);
+      } catch (const std::exception& e) {
+        error = "cannot resume " + output_file + ": " + e.what();
+      }
+    }
+    error = net::agree_on_error(error, control.get());
+    if (error) throw ConfigError(*error);
   }
   const int first_round = resume ? resume->rounds_complete : 0;
 
@@ -207,6 +221,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     if (is_server) {
       try {
         results.emplace(reopen_results(output_file, *resume, config, records));
+        if (on_created) on_created(*results);
       } catch (const std::exception& e) {
         error = "cannot resume " + output_file + ": " + e.what();
       }
@@ -267,15 +282,20 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   // is in the file unscored, and every rank holds the weights after it, so it is scored
   // now, as the uninterrupted run scored it (the same weights, the same test set).
   if (resuming && first_round > 0) {
-    std::int32_t unscored = is_server && !records.empty() && records.back().round == first_round - 1 &&
+    // A round that does not average is not scored either (aggregate_every > 1): NaN is its
+    // score, not a sign of a stop.
+    const plan::RoundSequence sequence = round_sequence(config);
+    const bool scores = !sequence.averages || plan::averages_after(first_round - 1, sequence.aggregate_every, rounds);
+    std::int32_t unscored = is_server && scores && !records.empty() && records.back().round == first_round - 1 &&
                             std::isnan(records.back().test_loss);
     CMLBED_MPI_CHECK(MPI_Bcast(&unscored, 1, MPI_INT32_T, 0, control.get()));
     if (unscored) {
       RoundContext context = context_template;
       context.round = first_round - 1;
+      transport.set_counting(false);  // its traffic is not the next round's
       const auto evaluations = evaluate_everywhere(context);
+      transport.set_counting(true);
       if (is_server) {
-        counted = transport.stats();  // its traffic is not the next round's
         score_round(records.back(), merged(evaluations), scope);
         results->replace_last_round(records.back());
         results->set_summary(summarize(records));
@@ -334,8 +354,10 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
     const auto ends = net::gather_int64(end, control.get());
     const auto round_flops = net::gather_doubles({flops}, control.get());
     // The server's counters before any evaluation traffic (for output.timeline = false;
-    // a send still completing is counted with the next round).
+    // a send still completing is counted with the next round). What the evaluation and a
+    // re-split move is no round's: the transport does not count it.
     const net::TransportStats moved = transport.stats();
+    transport.set_counting(false);
     const std::int64_t evaluation_start = timeline.now_ns();
     const auto evaluations = evaluate_everywhere(context);
     const auto evaluation_starts = net::gather_int64(evaluation_start, control.get());
@@ -352,9 +374,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
         // the next round boundary, with this round recorded.
       }
     }
-    // What the evaluation and a re-split moved is neither this round's traffic nor the
-    // next one's (for output.timeline = false, as the events leave them out).
-    const net::TransportStats after_round_work = transport.stats();
+    transport.set_counting(true);
     // Outside the timed work: ship this round's events to rank 0, which appends them.
     timeline.drain_into(drained);
     const auto events = net::gather_events(drained, control.get());
@@ -372,7 +392,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
       measures.counted = {moved.bytes_received - counted.bytes_received, moved.bytes_sent - counted.bytes_sent,
                           moved.messages_received - counted.messages_received,
                           moved.messages_sent - counted.messages_sent};
-      counted = after_round_work;
+      counted = moved;
       for (const auto& rank_flops : round_flops) measures.flops.push_back(rank_flops.at(0));
       measures.evaluation = merged(evaluations);
       measures.mask_sparsity = method->mask_sparsity();

@@ -106,6 +106,10 @@ class Transport {
   int rank() const;
   int size() const;
   TransportStats stats() const;
+  // Whether transfers sent or posted from now on go into stats() (true at first). The
+  // runs turn it off between rounds, so that the evaluation's traffic and a re-split's
+  // are no round's, as the timeline leaves them out.
+  void set_counting(bool counting);
   // CPU time the communication thread has used so far (its thread CPU clock), seconds.
   double communication_thread_cpu_seconds() const;
 

@@ -1,6 +1,7 @@
 #pragma once
 // Rules of a run's round sequence that the runtime, the simulator and the re-planner
 // must apply alike.
+#include <cmath>
 
 namespace cmlbed::plan {
 
@@ -8,6 +9,39 @@ namespace cmlbed::plan {
 // `aggregate_every` rounds (train.aggregate_every) and after the last of `rounds`.
 constexpr bool averages_after(int round, int aggregate_every, int rounds) {
   return (round + 1) % aggregate_every == 0 || round + 1 == rounds;
+}
+
+// adasplit: how many of `rounds` rounds are local (adasplit.local_fraction, kappa), the
+// first floor(kappa x rounds). The small epsilon keeps e.g. 0.6 x 10 at 6 although 0.6
+// is not exact in binary.
+inline int adasplit_local_rounds(double local_fraction, int rounds) {
+  return static_cast<int>(std::floor(local_fraction * rounds + 1e-9));
+}
+
+// What of a run's round sequence depends on its number of rounds.
+struct RoundSequence {
+  bool averages = false;         // fl, sfl, pipar: averaging every aggregate_every rounds
+  int aggregate_every = 1;
+  bool local_phase = false;      // adasplit: the first rounds are local
+  double local_fraction = 0;
+};
+
+// The first of the `done` rounds (0-based) that a run of `now_rounds` rounds would run
+// otherwise than a run of `then_rounds` did (averaged or not after it; local or global),
+// or -1 when none: then a resumed run may change the number of rounds without changing
+// what its rounds so far computed.
+inline int first_round_run_otherwise(const RoundSequence& s, int then_rounds, int now_rounds, int done) {
+  for (int round = 0; round < done; ++round) {
+    if (s.averages && averages_after(round, s.aggregate_every, then_rounds) !=
+                          averages_after(round, s.aggregate_every, now_rounds)) {
+      return round;
+    }
+    if (s.local_phase && (round < adasplit_local_rounds(s.local_fraction, then_rounds)) !=
+                             (round < adasplit_local_rounds(s.local_fraction, now_rounds))) {
+      return round;
+    }
+  }
+  return -1;
 }
 
 }  // namespace cmlbed::plan

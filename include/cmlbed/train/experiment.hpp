@@ -32,8 +32,9 @@ enum class RunStart { fresh, resume };
 // Returns the exit status. `output_file` is the resolved output path (used on rank 0);
 // resuming, it is the file to continue, and `config` the configuration it stores (with
 // the overrides a resumed run allows).
-// `on_created` (rank 0, a fresh run): called once the results file exists, to add what
-// came before the run (the planner's choice).
+// `on_created` (rank 0): called once the results file exists, or is reopened by a resumed
+// run, to add what came before the run (the planner's choice) or depends on its
+// configuration as it now is (the privacy figure over its rounds).
 // `replanner` (plan.replan = on_change): asked after every round's evaluation whether to
 // change the plan (replanning.hpp); a run that re-plans writes no checkpoints.
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,

@@ -1,0 +1,22 @@
+#pragma once
+// What a resumed run (`cmlbed run --resume`) may change besides output.*: the number of
+// rounds, as long as the rounds already done would have run the same with the new count.
+#include <optional>
+#include <string>
+
+#include "cmlbed/config/config.hpp"
+#include "cmlbed/plan/round_rules.hpp"
+
+namespace cmlbed::train {
+
+// The parts of a configuration's round sequence that depend on experiment.rounds.
+plan::RoundSequence round_sequence(const Config& config);
+
+// Why `config` cannot continue, after `done` rounds, a run that `stored` configured
+// (e.g. the first `stored` round count ended with an average that aggregate_every
+// would not have made, or adasplit's local phase would end elsewhere); nothing when it
+// can. `file` names the run in the message.
+std::optional<std::string> changed_rounds_error(const Config& stored, const Config& config, int done,
+                                                const std::string& file);
+
+}  // namespace cmlbed::train
