@@ -132,7 +132,7 @@ TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
 // a 100 ms slice 3 half-slices late; device 2's arrives on an idle core, on time.
 TEST(SimulatedHostCores, AMessageArrivingWhileEveryCoreIsBusyIsSeenLater) {
   SimulationInput input = two_fl_devices(1);
-  input.model_parameters = 2'500'000;  // 10 MB of float32
+  input.model_state_values = 2'500'000;  // 10 MB of float32
   input.devices[1].part.forward_s = {0, 4};
   input.devices[1].part.backward_s = {0, 4};
   for (SimulatedDevice& device : input.devices) {

@@ -227,7 +227,7 @@ TEST(SimulatedLaterPlans, APlanAdoptedBetweenRoundsCutsTheDevicesFromItsRoundOn)
     device.part = part(0.5, 0.5, 0.5);
     device.server = part(1, 1, 0.5);
     device.activation_bytes_per_sample = 50;
-    device.part_parameters = 10;  // the part it uploads for averaging: 40 bytes
+    device.part_state_values = 10;  // the part it uploads for averaging: 40 bytes
     device.uplink.delay_ns = 100 * kSecond;  // links are the run's, not the plan's: ignored
   }
   input.later_plans.push_back(later);

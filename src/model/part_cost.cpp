@@ -21,6 +21,7 @@ PartCost part_cost(const std::vector<LayerStats>& layers, std::size_t first, std
     if (has_parameters) cost.backward_per_sample += forward;  // weight gradients
     if (needs_gradient) cost.backward_per_sample += forward;  // input gradient
     cost.parameters += layer.parameters;
+    cost.state_values += layer.parameters + layer.buffer_values;
     needs_gradient = needs_gradient || has_parameters;
   }
   return cost;

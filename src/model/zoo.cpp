@@ -246,6 +246,7 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     s.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());
     s.activation_bytes_per_sample = x.numel() * static_cast<std::int64_t>(sizeof(float));
     for (const torch::Tensor& p : named.layer->parameters()) s.parameters += p.numel();
+    for (const torch::Tensor& b : named.layer->buffers()) s.buffer_values += b.numel();
     stats.push_back(std::move(s));
   }
   return stats;

@@ -106,7 +106,7 @@ class RoundSimulation {
   void finish_training(int d, std::int64_t t) {
     state(d).free_ns = t;
     if (in_.method == "sl") {  // the device part back to the server, for the next device
-      const std::int64_t arrival = record_.transfer(d, 0, MessageType::model, device(d).part_parameters * 4, t);
+      const std::int64_t arrival = record_.transfer(d, 0, MessageType::model, device(d).part_state_values * 4, t);
       state(d).done_ns = arrival;
       push(arrival, What::server_return, d);
       return;
@@ -115,7 +115,7 @@ class RoundSimulation {
       state(d).done_ns = t;
       return;
     }
-    const std::int64_t bytes = device(d).part_parameters * 4;
+    const std::int64_t bytes = device(d).part_state_values * 4;
     push(record_.transfer(d, 0, MessageType::model, bytes, t), What::server_model, d);
   }
 
@@ -141,7 +141,7 @@ class RoundSimulation {
   // goes to device d, which trains when it arrives.
   void hand_over(int d, std::int64_t now) {
     const std::int64_t start = std::max(now, server_free_ns());
-    push(record_.transfer(0, d, MessageType::model, device(d).part_parameters * 4, start), What::device_start_batch, d);
+    push(record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, start), What::device_start_batch, d);
   }
 
   // The m forwards back to back, each activation leaving as soon as it exists.
@@ -245,11 +245,11 @@ class RoundSimulation {
   void aggregate_when_ready(std::int64_t now) {
     if (models_ < devices_) return;
     const std::int64_t start = std::max(now, server_free_ns());
-    const double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_parameters) * devices_;
+    const double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_state_values) * devices_;
     const std::int64_t end = record_.compute(0, EventKind::aggregate, start, work_stage(seconds));
     std::fill(stream_free_ns_.begin(), stream_free_ns_.end(), end);
     for (int d = 1; d <= devices_; ++d) {
-      push(record_.transfer(0, d, MessageType::model, device(d).part_parameters * 4, end), What::device_model, d);
+      push(record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, end), What::device_model, d);
     }
   }
 
@@ -295,7 +295,7 @@ std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
       device.server = cut.server;
       device.micro_batches = cut.micro_batches;
       device.activation_bytes_per_sample = cut.activation_bytes_per_sample;
-      device.part_parameters = cut.part_parameters;
+      device.part_state_values = cut.part_state_values;
     }
   }
   return inputs;

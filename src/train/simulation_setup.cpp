@@ -210,7 +210,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   // Each server stream has its share of the server's threads (at least one).
   const int server_threads = std::max(1, static_cast<int>(config.integer("train.server_threads")) /
                                              (method == "sfl" || method == "pipar" ? input.server_streams : 1));
-  input.model_parameters = model::part_cost(stats, 0, layers, false).parameters;
+  input.model_state_values = model::part_cost(stats, 0, layers, false).state_values;
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();
   for (int d = 1; d <= devices; ++d) {
@@ -230,7 +230,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
                                  device_threads);
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
-    device.part_parameters = model::part_cost(stats, 0, split, false).parameters;
+    device.part_state_values = model::part_cost(stats, 0, split, false).state_values;
     if (method != "fl") {  // adasplit sends no gradient back: its server part's input needs none
       device.server =
           simulated_part(profile, server, stats, split, layers, !adasplit, settings, 1.0, std::nullopt, server_threads);

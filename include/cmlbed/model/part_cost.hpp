@@ -23,6 +23,9 @@ struct PartCost {
   double forward_per_sample = 0;
   double backward_per_sample = 0;
   std::int64_t parameters = 0;
+  // Parameters and buffers: the float32 values a message of the part's model carries
+  // (train::flat_state).
+  std::int64_t state_values = 0;
 };
 
 // Layers [first, last) of `layers`; throws std::out_of_range for a range beyond them.

@@ -50,7 +50,7 @@ struct SimulatedDevice {
   SimulatedPart part;                // its part (fl: the whole model)
   SimulatedPart server;              // the server's part for this device (empty for fl)
   std::int64_t activation_bytes_per_sample = 0;  // float32 output of its part (0 for fl)
-  std::int64_t part_parameters = 0;              // what it uploads for averaging
+  std::int64_t part_state_values = 0;  // its part's parameters and buffers: what it uploads for averaging
 };
 
 // adasplit: rounds before `local_rounds` are local (the devices train alone, nothing is
@@ -80,7 +80,7 @@ struct SimulationInput {
   std::int64_t batch_size = 32;
   int rounds = 1;
   int aggregate_every = 1;
-  std::int64_t model_parameters = 0;     // the whole model (averaged on the server)
+  std::int64_t model_state_values = 0;  // the whole model's parameters and buffers (averaged on the server)
   double aggregate_s_per_parameter = 0;  // per model copy averaged
   std::vector<SimulatedDevice> devices;  // index d-1 = device rank d
   // sfl, pipar: server compute streams (train.server_streams): device d is served on
