@@ -188,13 +188,12 @@ class RoundSimulation {
   // The next of device d's held activations enters the arrival order at `now`.
   void post_next_receive(int device, std::int64_t now) {
     const auto d = static_cast<std::size_t>(device - 1);
-    queued_[d] = false;
-    if (held_[d].empty()) return;
+    queued_[d] = !held_[d].empty();
+    if (!queued_[d]) return;
     Pending next = held_[d].front();
     held_[d].pop_front();
     next.t = std::max(next.t, now);
     next.seq = seq_++;
-    queued_[d] = true;
     arrived_[stream_of(device)].push(next);
   }
 

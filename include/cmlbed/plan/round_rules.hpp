@@ -26,22 +26,29 @@ struct RoundSequence {
   double local_fraction = 0;
 };
 
-// The first of the `done` rounds (0-based) that a run of `now_rounds` rounds would run
-// otherwise than a run of `then_rounds` did (averaged or not after it; local or global),
-// or -1 when none: then a resumed run may change the number of rounds without changing
-// what its rounds so far computed.
-inline int first_round_run_otherwise(const RoundSequence& s, int then_rounds, int now_rounds, int done) {
+// A done round that a run of another round count would have run otherwise.
+struct RoundRunOtherwise {
+  int round = -1;          // 0-based; -1: none
+  bool averaging = false;  // the average after it (else: local or global)
+};
+
+// The first of the `done` rounds that a run of `now_rounds` rounds would run otherwise
+// than a run of `then_rounds` did (averaged or not after it; local or global); none
+// (round -1): a resumed run may change the number of rounds without changing what its
+// rounds so far computed.
+inline RoundRunOtherwise first_round_run_otherwise(const RoundSequence& s, int then_rounds, int now_rounds,
+                                                   int done) {
   for (int round = 0; round < done; ++round) {
     if (s.averages && averages_after(round, s.aggregate_every, then_rounds) !=
                           averages_after(round, s.aggregate_every, now_rounds)) {
-      return round;
+      return {round, true};
     }
     if (s.local_phase && (round < adasplit_local_rounds(s.local_fraction, then_rounds)) !=
                              (round < adasplit_local_rounds(s.local_fraction, now_rounds))) {
-      return round;
+      return {round, false};
     }
   }
-  return -1;
+  return {};
 }
 
 }  // namespace cmlbed::plan
