@@ -13,7 +13,7 @@
 #
 #   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
 #                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--steady PCT TRIES]
-#                                  [--force] [-- OVERRIDES...]
+#                                  [--repeats N] [--force] [-- OVERRIDES...]
 #
 # Rounds: the config's, at most 3, except for configs with rate traces (their point is the
 # change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
@@ -23,6 +23,11 @@
 # the row was measured), the row is measured again, at most TRIES times in all (default 3;
 # --quick: 1). The table shows each row's drift and tries, and the share of the CPU time
 # during the measured run that the hypervisor gave to other guests (steal, /proc/stat).
+# --repeats N: every row is measured N times in a row (N profiles, simulations, measured
+# runs and second profiles, each pair seconds apart, files NAME.rep1.* .. NAME.repN.*);
+# the table shows the medians over the N and each one's error: one run that the machine
+# slowed (or sped) does not decide a row. The drift retries are then off unless --steady
+# gives TRIES.
 # A config whose three files exist is not run again, but simulated again when the cmlbed
 # binary is newer than its simulation (--force runs everything again).
 # Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
@@ -37,7 +42,7 @@ source scripts/ini-value.sh
 source scripts/host-slice.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
-steady=5 tries=""
+steady=5 tries="" repeats=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --configs) configs=$2; shift 2 ;;
@@ -47,13 +52,15 @@ while [[ $# -gt 0 ]]; do
     --force) force=true; shift ;;
     --check) check=(--check "$2" "$3"); shift 3 ;;
     --steady) steady=$2 tries=$3; shift 3 ;;
+    --repeats) repeats=$2; shift 2 ;;
     --) shift; break ;;
     -h|--help) usage; exit 0 ;;
     *) echo "prediction-accuracy.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
 overrides=("$@")
-if [[ -z $tries ]]; then if $quick; then tries=1; else tries=3; fi; fi
+[[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "prediction-accuracy.sh: --repeats N: a count >= 1" >&2; exit 2; }
+if [[ -z $tries ]]; then if $quick || ((repeats > 1)); then tries=1; else tries=3; fi; fi
 [[ $tries =~ ^[1-9][0-9]*$ && $steady =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { echo "prediction-accuracy.sh: --steady PCT TRIES: a percentage and a count >= 1" >&2; exit 2; }
 cmlbed_binary prediction-accuracy.sh
@@ -89,32 +96,10 @@ stolen_pct() {
     printf "%.1f\n", (total > 0 ? 100 * (y[9] - x[9]) / total : 0) }'
 }
 
-mkdir -p "$results"
-listed=()
-for config in $configs; do
-  [[ -f $config ]] || { echo "prediction-accuracy.sh: no config $config" >&2; exit 2; }
-  ranks=$(sed -n '1s/^# ranks: *\([0-9]*\).*/\1/p' "$config")
-  [[ -n $ranks ]] || { echo "prediction-accuracy.sh: $config has no '# ranks: R' first line" >&2; exit 2; }
-  rounds=$(ini_value "$config" experiment rounds)
-  rounds=${rounds:-3}
-  if ! grep -Eq '^[[:space:]]*(uplink|downlink)_trace[[:space:]]*=' "$config" && ((rounds > 3)); then rounds=3; fi
-  settings=(--config "$config" --output.progress=false --output.overwrite=true)
-  if $quick; then rounds=2 settings+=(--train.local_iterations=3); fi
-  # (an option may be given once: OVERRIDES' rounds win)
-  [[ " ${overrides[*]} " == *" --experiment.rounds="* ]] || settings+=(--experiment.rounds="$rounds")
-  settings+=("${overrides[@]}")
-  name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
-  base=$results/$name
-  listed+=("$config:$name:$ranks")
-  if ! $force && [[ -f $base.profile.json && -f $base.run.h5 ]]; then
-    if [[ -f $base.sim.h5 && $base.sim.h5 -nt $cmlbed ]]; then
-      echo "== $config: done before ($base.*)" >&2
-    else
-      echo "== $config: simulating again (the profile and the measured run are kept)" >&2
-      simulate "$base" "${settings[@]}"
-    fi
-    continue
-  fi
+# measure_row BASE: profile, simulate, measure and profile again the row of $config
+# ($ranks ranks, ${settings[@]}) into BASE.*, again while the host drifted (--steady).
+measure_row() {
+  local base=$1 try drift
   for ((try = 1; try <= tries; try++)); do
     echo "== $config ($ranks ranks, ${settings[*]:2}) $(date -u +%H:%M:%S)$( ((try > 1)) && echo ", try $try")" >&2
     mpirun --oversubscribe -np "$ranks" "$cmlbed" profile "${settings[@]}" -o "$base.profile.json" \
@@ -131,7 +116,59 @@ for config in $configs; do
     echo "$try" >"$base.tries"
     drift=$("$python" scripts/prediction_accuracy.py --drift "$base.profile.json" "$base.after.profile.json")
     awk -v d="$drift" -v s="$steady" 'BEGIN { exit !(d <= s) }' && break
-    ((try < tries)) && echo "   host drift ${drift}% (over ${steady}%): measuring the row again" >&2
+    if ((try < tries)); then echo "   host drift ${drift}% (over ${steady}%): measuring the row again" >&2; fi
+  done
+}
+
+mkdir -p "$results"
+listed=()
+for config in $configs; do
+  [[ -f $config ]] || { echo "prediction-accuracy.sh: no config $config" >&2; exit 2; }
+  ranks=$(sed -n '1s/^# ranks: *\([0-9]*\).*/\1/p' "$config")
+  [[ -n $ranks ]] || { echo "prediction-accuracy.sh: $config has no '# ranks: R' first line" >&2; exit 2; }
+  rounds=$(ini_value "$config" experiment rounds)
+  rounds=${rounds:-3}
+  if ! grep -Eq '^[[:space:]]*(uplink|downlink)_trace[[:space:]]*=' "$config" && ((rounds > 3)); then rounds=3; fi
+  settings=(--config "$config" --output.progress=false --output.overwrite=true)
+  if $quick; then rounds=2 settings+=(--train.local_iterations=3); fi
+  # (an option may be given once: OVERRIDES' rounds win)
+  [[ " ${overrides[*]} " == *" --experiment.rounds="* ]] || settings+=(--experiment.rounds="$rounds")
+  settings+=("${overrides[@]}")
+  name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
+  listed+=("$config:$name:$ranks")
+  # A row is measured once (NAME.*) or --repeats times (NAME.rep1.* ..): one layout at a
+  # time. Without --repeats or --force, a row measured with repeats before is kept so.
+  bases=("$results/$name")
+  if ((repeats > 1)); then
+    bases=()
+    for ((repeat = 1; repeat <= repeats; repeat++)); do bases+=("$results/$name.rep$repeat"); done
+  elif ! $force && [[ -f $results/$name.rep1.run.h5 ]]; then
+    bases=()
+    for run_file in "$results/$name".rep[0-9]*.run.h5; do bases+=("${run_file%.run.h5}"); done
+  fi
+  for base in "${bases[@]}"; do
+    if ! $force && [[ -f $base.profile.json && -f $base.run.h5 ]]; then
+      if [[ -f $base.sim.h5 && $base.sim.h5 -nt $cmlbed ]]; then
+        echo "== $config: done before ($base.*)" >&2
+      else
+        echo "== $config: simulating again (the profile and the measured run are kept)" >&2
+        simulate "$base" "${settings[@]}"
+      fi
+      continue
+    fi
+    if [[ $base == "$results/$name" ]]; then
+      rm -f "$results/$name".rep[0-9]*.*
+    else
+      rm -f "$results/$name".{profile.json,after.profile.json,run.h5,sim.h5,own-cores.sim.h5,tries,steal}
+      echo "== $config: measurement ${base##*.rep} of ${#bases[@]}" >&2
+    fi
+    measure_row "$base"
+  done
+  # (fewer repeats than the last time: the extra ones go)
+  for extra in "$results/$name".rep[0-9]*.run.h5; do
+    [[ -e $extra ]] || continue
+    repeat=${extra%.run.h5} repeat=${repeat##*.rep}
+    ((repeats == 1 || repeat <= repeats)) || rm -f "$results/$name.rep$repeat".*
   done
 done
 "$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" \

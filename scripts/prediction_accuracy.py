@@ -16,6 +16,7 @@ and the end of the run (`host drift`, from profile_drift) is shown beside each r
 """
 import argparse
 import datetime
+import glob
 import json
 import os
 import statistics
@@ -104,6 +105,42 @@ def _number_in(path, kind):
         return None
 
 
+def _measurements(results, name):
+    """The file bases of a row's measurements: RESULTS/NAME.rep1 .. (--repeats), else
+    RESULTS/NAME; those with a measured run and a simulation."""
+    repeated = sorted(glob.glob(f"{results}/{glob.escape(name)}.rep[0-9]*.run.h5"),
+                      key=lambda f: int(f[:-len(".run.h5")].rsplit(".rep", 1)[1]))
+    bases = [f[:-len(".run.h5")] for f in repeated] or [f"{results}/{name}"]
+    return [b for b in bases if all(os.path.exists(f"{b}.{kind}.h5") for kind in ("run", "sim"))]
+
+
+def _compare(base):
+    """One measurement of a row: BASE.run.h5 against BASE.sim.h5 (and BASE.own-cores.sim.h5,
+    BASE.after.profile.json, BASE.tries, BASE.steal where there)."""
+    run, sim = Run(f"{base}.run.h5"), Run(f"{base}.sim.h5")
+    own = Run(f"{base}.own-cores.sim.h5") if os.path.exists(f"{base}.own-cores.sim.h5") else None
+    measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
+    simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
+    after_file = f"{base}.after.profile.json"
+    drift = (profile_drift(read_profile(f"{base}.profile.json"), read_profile(after_file))
+             if os.path.exists(after_file) else None)
+    return {"method": run.method, "rounds": len(run.rounds), "measured_at": os.path.getmtime(f"{base}.run.h5"),
+            "measured_round_s": measured, "simulated_round_s": simulated, "error": simulated / measured - 1,
+            "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
+            "idle_points": 100 * (simulated_idle - measured_idle), "simulated_cpu_demand": cpu_demand(own or sim),
+            "host_cores": int(sim.option("plan.host_cores") or 0),
+            "host_slice": sim.option("plan.host_slice") or "0ms",
+            "own_cores_error": own.steady_round_s() / measured - 1 if own else None, "host_drift": drift,
+            "tries": _number_in(f"{base}.tries", int), "steal": _number_in(f"{base}.steal", float)}
+
+
+def _tries_text(row):
+    """The `tries` cell: the runs a single measurement took, or the repeats' errors."""
+    if row["measurements"] == 1:
+        return row["tries"] or "-"
+    return f"{row['measurements']}: " + ", ".join(f"{100 * e:+.1f}%" for e in row["errors"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results")
@@ -129,35 +166,28 @@ def main():
     measured_at = []  # the measured runs' file times: when the rows were measured
     for run in args.runs:
         config, name, ranks = run.split(":")
-        if not all(os.path.exists(f"{args.results}/{name}.{kind}.h5") for kind in ("run", "sim")):
+        bases = _measurements(args.results, name)
+        if not bases:
             missing.append(config)
             continue
-        run = Run(f"{args.results}/{name}.run.h5")
-        measured_at.append(os.path.getmtime(f"{args.results}/{name}.run.h5"))
-        sim = Run(f"{args.results}/{name}.sim.h5")
-        own_file = f"{args.results}/{name}.own-cores.sim.h5"
-        own = Run(own_file) if os.path.exists(own_file) else None
-        method, count = run.method, len(run.rounds)
-        measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
-        simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
-        host_cores = int(sim.option("plan.host_cores") or 0)
-        host_slice = sim.option("plan.host_slice") or "0ms"
-        demand = cpu_demand(own or sim)
-        own_error = own.steady_round_s() / measured - 1 if own else None
-        after_file = f"{args.results}/{name}.after.profile.json"
-        drift = (profile_drift(read_profile(f"{args.results}/{name}.profile.json"), read_profile(after_file))
-                 if os.path.exists(after_file) else None)
-        error = simulated / measured - 1
-        points = 100 * (simulated_idle - measured_idle)
-        rows.append({"config": config, "method": method, "ranks": int(ranks), "rounds": count,
-                     "measured_round_s": measured, "simulated_round_s": simulated, "error": error,
-                     "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
-                     "idle_points": points, "simulated_cpu_demand": demand, "host_cores": host_cores,
-                     "host_slice": host_slice,
-                     "own_cores_error": own_error, "host_drift": drift,
-                     "tries": _number_in(f"{args.results}/{name}.tries", int),
-                     "steal": _number_in(f"{args.results}/{name}.steal", float),
-                     "within": abs(error) * 100 <= round_goal and abs(points) <= idle_goal})
+        each = [_compare(base) for base in bases]
+        measured_at += [m["measured_at"] for m in each]
+        row = {"config": config, "method": each[0]["method"], "ranks": int(ranks),
+               "rounds": each[0]["rounds"], "host_cores": each[0]["host_cores"],
+               "host_slice": each[0]["host_slice"], "measurements": len(each)}
+        # Over repeated measurements (prediction-accuracy.sh --repeats), each figure's median.
+        for key in ("measured_round_s", "simulated_round_s", "error", "server_idle_measured",
+                    "server_idle_simulated", "idle_points", "simulated_cpu_demand", "own_cores_error"):
+            values = [m[key] for m in each if m[key] is not None]
+            row[key] = statistics.median(values) if values else None
+        drifts = [m["host_drift"] for m in each if m["host_drift"]]
+        row["host_drift"] = max(drifts, key=largest_drift) if drifts else None  # the largest
+        steals = [m["steal"] for m in each if m["steal"] is not None]
+        row["steal"] = max(steals) if steals else None
+        row["tries"] = each[0]["tries"] if len(each) == 1 else sum(m["tries"] or 1 for m in each)
+        row["errors"] = [m["error"] for m in each]
+        row["within"] = abs(row["error"]) * 100 <= round_goal and abs(row["idle_points"]) <= idle_goal
+        rows.append(row)
     utc = datetime.timezone.utc
     now = datetime.datetime.now(utc).strftime("%Y-%m-%d %H:%M UTC")
     first, last = (datetime.datetime.fromtimestamp(t, utc).strftime("%Y-%m-%d %H:%M")
@@ -192,7 +222,10 @@ def main():
         "moved in the minute or so a row takes. A row whose drift exceeded the script's bound",
         "was measured again (`tries`), up to its limit; the last try is shown. `steal`: of",
         "the CPU time during the measured run, the share the hypervisor gave to other guests",
-        "while this one wanted to run (/proc/stat): cores the run did not have.",
+        "while this one wanted to run (/proc/stat): cores the run did not have. A row measured",
+        "N times (`--repeats N`: N profiles, simulations and runs in turn) shows the median",
+        "of each figure over the N (drift and steal: the largest), and `tries` is",
+        "`N: ` and each one's round-time error.",
         "",
         "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | steal | tries | within |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -205,7 +238,7 @@ def main():
             f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
             f"{r['idle_points']:+.1f} | {_drift_text(r['host_drift'])} | "
-            f"{'-' if r['steal'] is None else format(r['steal'], '.1f') + '%'} | {r['tries'] or '-'} | "
+            f"{'-' if r['steal'] is None else format(r['steal'], '.1f') + '%'} | {_tries_text(r)} | "
             f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
