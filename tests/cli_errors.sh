@@ -28,7 +28,12 @@ expect() {
   fi
 }
 
-mpi=("$mpiexec" --oversubscribe -np)
+# Once a rank exits with a non-zero status, mpirun kills the job, waiting up to twice
+# odls_base_sigkill_timeout (1 s) even for ranks that are ending anyway (`mpirun -np 1
+# false` takes 2 s): 0 spares an expected error about 1 s here, 40 s over this test. The
+# ranks still have to end by themselves: none leaves MPI_Finalize before every rank has
+# reached it, so one that hangs holds the others there, and `timeout` catches it.
+mpi=("$mpiexec" --oversubscribe --mca odls_base_sigkill_timeout 0 -np)
 synthetic=(--data.dataset=synthetic --data.synthetic_train=200 --data.synthetic_test=50)
 
 # Command line and info.
