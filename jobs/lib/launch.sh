@@ -58,7 +58,11 @@ cmlbed_run_forwarding() {
   "$@" &
   local pid=$!
   local forward="kill -TERM $pid"
-  [[ $launcher == srun && -n ${SLURM_JOB_ID:-} ]] && forward="scancel --signal=TERM $SLURM_JOB_ID"
+  # Only a running job: one being requeued or cancelled has its steps signalled by Slurm
+  # itself, and scancel would retry "Job can not be altered now" for half a minute while
+  # this shell, stuck in the trap, keeps the job from ending until KillWait's SIGKILL.
+  [[ $launcher == srun && -n ${SLURM_JOB_ID:-} ]] &&
+    forward="[[ \$(cmlbed_job_state) != RUNNING ]] || scancel --signal=TERM $SLURM_JOB_ID"
   # shellcheck disable=SC2064  # the pid is fixed now
   trap "cmlbed_terminated=true; $forward 2>/dev/null || true" TERM
   while :; do
