@@ -100,29 +100,31 @@ with h5py.File(path, "r") as f:
 EOF
 }
 
-# 1. scontrol requeue, once the file holds 2 rounds.
-requeued=$(sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || exit 1
-file1=$CMLBED_RESULTS/slurm-$requeued/long.h5
-say "job $requeued: waiting for 2 rounds in $file1"
-wait_for "$requeued" 180 '[[ $(rounds_in "$file1") -ge 2 ]]' || { say "FAIL: no 2 rounds"; show "$requeued"; exit 1; }
-say "job $requeued: scontrol requeue"
-scontrol requeue "$requeued" || { say "FAIL: scontrol requeue refused"; show "$requeued"; exit 1; }
-
-# 2. SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it; once with srun
-# (the default launcher), once with mpirun, which pass it on differently.
-signal_batch_shell() {  # LAUNCHER: submits, waits for 2 rounds, signals; prints the job id
-  local id file
-  id=$(CMLBED_LAUNCHER=$1 sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini") || return 1
-  file=$CMLBED_RESULTS/slurm-$id/long.h5
-  say "job $id ($1): waiting for 2 rounds in $file" >&2
-  wait_for "$id" 180 '[[ $(rounds_in "$file") -ge 2 ]]' || { say "FAIL: no 2 rounds" >&2; show "$id" >&2; return 1; }
-  say "job $id ($1): SIGTERM to the batch shell" >&2
-  scancel --signal=TERM --batch "$id" || return 1
-  echo "$id"
+# Three jobs at once, each stopped once its file holds 2 rounds (6 rounds, 8 s, before
+# it would end):
+# 1. by scontrol requeue;
+# 2. by SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it; once with
+#    srun (the default launcher), once with mpirun, which pass it on differently.
+submit() {  # LAUNCHER: prints the job id
+  CMLBED_LAUNCHER=$1 sbatch --parsable --output="$work/logs/%j.out" jobs/run.sbatch "$work/long.ini"
 }
-signalled_srun=$(signal_batch_shell srun) || exit 1
-signalled_mpirun=$(signal_batch_shell mpirun) || exit 1
+requeued=$(submit srun) && signalled_srun=$(submit srun) && signalled_mpirun=$(submit mpirun) || exit 1
 jobs_all=("$requeued" "$signalled_srun" "$signalled_mpirun")
+declare -A stop=(["$requeued"]="scontrol requeue" ["$signalled_srun"]="scancel --signal=TERM --batch"
+                 ["$signalled_mpirun"]="scancel --signal=TERM --batch")
+say "jobs $requeued (to requeue), $signalled_srun (srun) and $signalled_mpirun (mpirun, both to signal):" \
+  "waiting for 2 rounds in each one's results/slurm-ID/long.h5"
+stop_ready() {  # stops each job whose file holds 2 rounds; true once all are stopped
+  local id
+  for id in "${!stop[@]}"; do
+    [[ $(rounds_in "$CMLBED_RESULTS/slurm-$id/long.h5") -ge 2 ]] || continue
+    say "job $id: ${stop[$id]}"
+    ${stop[$id]} "$id" || { say "FAIL: ${stop[$id]} $id refused"; show "$id"; exit 1; }
+    unset "stop[$id]"
+  done
+  [[ ${#stop[@]} -eq 0 ]]
+}
+wait_for "" 180 stop_ready || { say "FAIL: no 2 rounds in job(s) ${!stop[*]}"; for id in "${!stop[@]}"; do show "$id"; done; exit 1; }
 
 say "waiting for the jobs to complete (at most 300 s)"
 # Slurm holds a requeued job for 120 s (Reason=BeginTime) before it may start again; here
