@@ -159,7 +159,8 @@ for config in $configs; do
     if [[ $base == "$results/$name" ]]; then
       rm -f "$results/$name".rep[0-9]*.*
     else
-      rm -f "$results/$name".{profile.json,after.profile.json,run.h5,sim.h5,own-cores.sim.h5,tries,steal}
+      rm -f "$results/$name".{profile,after.profile}.{json,out} "$results/$name".{run,sim,own-cores.sim}.{h5,out} \
+        "$results/$name".{tries,steal}
       echo "== $config: measurement ${base##*.rep} of ${#bases[@]}" >&2
     fi
     measure_row "$base"
