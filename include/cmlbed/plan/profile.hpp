@@ -36,7 +36,7 @@ struct RankProfile {
   double slowdown = 1;           // devices.slowdown (1 for the server)
   double flops_per_second = 0;   // devices.flops (0: not set)
   std::vector<LayerProfile> layers;
-  double aggregate_s_per_parameter = 0;  // adding one model's weights into an average
+  double aggregate_s_per_parameter = 0;  // averaging (train::weighted_average), per parameter and model copy
   double codec_s_per_byte = 0;           // a tensor into a message and back
   double seconds = 0;                    // this rank's profiling took (0 when it shared)
   int measured_by = 0;                   // the rank whose measurement this is (JSON: optional,
