@@ -109,6 +109,22 @@ TEST(SimulatedHostCores, AStretchedStageOnSeveralThreadsStretchesItsSharedWallTi
   EXPECT_NEAR(round_s(input), 12.0, 12.0 * 0.01);
 }
 
+// A stage whose thread slept before it does wake_s more work (stretched like the rest):
+// the round's first stage and every stage after a stretched one; not a stage right
+// after an unstretched one. fl at slowdown 1: only the forward (2.25 s); at slowdown 3
+// the forward, the backward after its sleep and the step after the backward's, each
+// 3 x 0.25 s longer (6 + 2.25 s); on one shared core too.
+TEST(SimulatedHostCores, AStageAfterASleepTakesTheWakeUpsWork) {
+  SimulationInput input = two_fl_devices(1);
+  for (SimulatedDevice& device : input.devices) device.part.wake_s = 0.25;
+  EXPECT_DOUBLE_EQ(round_s(input), 2.25);
+  input = two_fl_devices(3);
+  for (SimulatedDevice& device : input.devices) device.part.wake_s = 0.25;
+  EXPECT_DOUBLE_EQ(round_s(input), 8.25);
+  input.host_cores = 1;  // 1.25 s of work each, shared: 2.5 s, inside the 3.75 s stage
+  EXPECT_NEAR(round_s(input), 8.25, 8.25 * 0.01);
+}
+
 // Paced stages (devices.flops) last their paced length as long as the shared work fits.
 TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
   SimulationInput input = two_fl_devices(1);

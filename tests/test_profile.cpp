@@ -32,6 +32,7 @@ Profile small_profile() {
     rank.flops_per_second = 0;
     rank.aggregate_s_per_parameter = 1e-9;
     rank.codec_s_per_byte = 2e-10;
+    rank.wake_s = 4e-4;
     rank.seconds = 0.7;
     rank.layers.push_back({"conv1", 156, 1000, 4704, {0.001, 0.002, 0.004}, {0.0015, 0.003, 0.006}, 1e-5});
     profile.ranks.push_back(rank);
@@ -77,6 +78,15 @@ TEST(Profile, RefusesWhatItCannotRead) {
   json = to_json(small_profile());
   json["ranks"][0]["threads"] = "one";
   refused(json, "ranks[0].threads");
+}
+
+// A profile written before wake_s was measured reads as no wake-up cost.
+TEST(Profile, AProfileWithoutWakeUpCostReadsAsNone) {
+  auto json = to_json(small_profile());
+  json["ranks"][1].erase("wake_s");
+  const Profile back = profile_from_json(json);
+  EXPECT_EQ(back.ranks[1].wake_s, 0.0);
+  EXPECT_EQ(back.ranks[0].wake_s, 4e-4);
 }
 
 TEST(Profile, ReadingNamesTheFile) {

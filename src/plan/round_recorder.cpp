@@ -64,6 +64,7 @@ StageTime part_stage(const SimulatedPart& part, double seconds, double flops, do
   stage.stretch = part.stretch;
   stage.paced = part.paced;
   stage.threads = part.threads;
+  stage.wake_s = part.wake_s;
   return stage;
 }
 
@@ -103,17 +104,26 @@ RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::L
   result_.start_ns = start_ns;
   result_.events.resize(static_cast<std::size_t>(devices + 1));
   result_.flops.assign(static_cast<std::size_t>(devices + 1), 0.0);
+  last_end_.assign(static_cast<std::size_t>(devices + 1), -1);
+  slept_.assign(static_cast<std::size_t>(devices + 1), 1);
 }
 
-std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& stage,
+std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& given,
                                     int batch, int micro) {
+  const auto r = static_cast<std::size_t>(rank);
+  StageTime stage = given;
+  if (slept_[r] != 0 || start > last_end_[r]) {
+    stage.work_s += stage.wake_s;
+    if (!stage.paced) stage.seconds += stage.wake_s * stage.stretch;
+  }
   std::int64_t length = seconds_to_ns(stage.seconds);
+  std::int64_t work = length;  // the work's wall time
   if (host_cores_ != nullptr) {
     // The work's wall time under the host's load, and the stage the runtime makes of it
     // (Timeline::Scope: paced to at least its length, or stretched by slowdown: k times
     // the work's own CPU time on one thread, at least its wall time; k times the wall
     // time on several).
-    const std::int64_t work = host_cores_->wall_ns(start, stage.work_s);
+    work = host_cores_->wall_ns(start, stage.work_s);
     host_cores_->book(start, start + work, stage.threads);
     if (stage.paced) {
       length = std::max(length, work);
@@ -122,6 +132,8 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
     } else {
       length = static_cast<std::int64_t>(std::llround(static_cast<double>(work) * stage.stretch));
     }
+  } else if (stage.paced || stage.stretch > 1) {
+    work = seconds_to_ns(stage.work_s);
   }
   trace::Event e;
   e.round = result_.round;
@@ -133,6 +145,8 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   e.t_end_ns = start + length;
   result_.events[static_cast<std::size_t>(rank)].push_back(e);
   result_.flops[static_cast<std::size_t>(rank)] += stage.flops;
+  last_end_[r] = e.t_end_ns;
+  slept_[r] = length > work ? 1 : 0;
   return e.t_end_ns;
 }
 

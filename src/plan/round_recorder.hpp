@@ -26,6 +26,7 @@ struct StageTime {
   double stretch = 1;
   bool paced = false;
   int threads = 1;
+  double wake_s = 0;  // work added when the rank's thread slept before the stage
 };
 
 // The stages of a part at n samples; a stage that is all work on `threads` cores (the
@@ -46,7 +47,8 @@ class RoundRecorder {
   std::int64_t start_ns() const { return result_.start_ns; }
 
   // A compute stage of `rank` from `start`: its event and FLOPs (and its work booked on
-  // the host's cores); returns its end.
+  // the host's cores); returns its end. A stage after a sleep of the rank's thread (a gap
+  // since its last stage, or that stage's own sleep) has stage.wake_s more work.
   std::int64_t compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& stage, int batch = -1,
                        int micro = -1);
 
@@ -64,6 +66,10 @@ class RoundRecorder {
   std::vector<net::Link>& downlinks_;
   HostCores* host_cores_;
   SimulatedRound result_;
+  // Per rank: when its last stage of the round ended, and whether in a sleep (stretched
+  // or paced past its work); the first stage of a round follows the wait between rounds.
+  std::vector<std::int64_t> last_end_;
+  std::vector<char> slept_;
 };
 
 }  // namespace cmlbed::plan

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -132,6 +133,34 @@ std::vector<double> time_steps(std::vector<std::unique_ptr<model::ModelPart>>& l
   return medians;
 }
 
+// How much longer a forward pass of the whole model on `batch` samples takes right after
+// its thread slept than right after another pass: the median difference over
+// 3 x settings.repeats interleaved pairs (0 if negative). A run's stages often start
+// after a sleep (a wait for a message, a slowdown's stretch, pacing): measured here in
+// the adasplit/pipar run, the server's forwards after a wait took 1.07 ms (median) and
+// those right after another stage 0.80, and a LeNet server step after 5 ms of sleep
+// 2.85-2.99 ms against 2.16-2.31 back to back.
+double time_wake_up(std::vector<std::unique_ptr<model::ModelPart>>& layers, const std::vector<std::int64_t>& input_shape,
+                    std::int64_t batch, const ProfilerSettings& settings) {
+  constexpr auto kSleep = std::chrono::milliseconds(5);
+  const torch::Tensor input = torch::randn(with_batch(batch, input_shape));
+  const auto pass = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    torch::Tensor x = input;
+    for (auto& layer : layers) x = layer->forward(x);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<double> differences;
+  for (int run = 0; run < settings.warmup + 3 * settings.repeats; ++run) {
+    pass();
+    const double back_to_back = pass();
+    std::this_thread::sleep_for(kSleep);
+    const double after_sleep = pass();
+    if (run >= settings.warmup) differences.push_back(after_sleep - back_to_back);
+  }
+  return std::max(0.0, median(differences));
+}
+
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
@@ -198,6 +227,8 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
   }
   const auto steps = time_steps(layers, {in.channels, in.height, in.width}, sizes.back(), training, settings);
   for (std::size_t i = 0; i < layers.size(); ++i) profile.layers[i].step_s = steps[i];
+  profile.wake_s = time_wake_up(layers, {in.channels, in.height, in.width}, sizes[std::min<std::size_t>(2, sizes.size() - 1)],
+                                settings);
 
   // Averaging as the runtime's aggregate stages do it (weighted_average: each copy
   // widened to float64 and added, the sum divided and narrowed), over kCopies flat copies

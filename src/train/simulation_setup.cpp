@@ -28,6 +28,7 @@ plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::Ran
   part.stretch = rate ? 1.0 : stretch;
   part.paced = rate.has_value();
   part.threads = threads;
+  part.wake_s = rank.wake_s;
   part.step_flops = step_flops(cost.parameters, settings);
   for (std::int64_t n = 0; n <= settings.batch_size; ++n) {
     const auto samples = static_cast<double>(n);

@@ -38,6 +38,9 @@ struct RankProfile {
   std::vector<LayerProfile> layers;
   double aggregate_s_per_parameter = 0;  // averaging (train::weighted_average), per parameter and model copy
   double codec_s_per_byte = 0;           // a tensor into a message and back
+  // What a compute stage takes more when its thread slept just before it (caches, TLB
+  // and, on a virtual machine, the halted CPU's wake-up): seconds (JSON: optional, 0).
+  double wake_s = 0;
   double seconds = 0;                    // this rank's profiling took (0 when it shared)
   int measured_by = 0;                   // the rank whose measurement this is (JSON: optional,
                                          // default: this rank); see train::profile_ranks

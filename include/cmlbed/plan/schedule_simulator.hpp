@@ -40,6 +40,9 @@ struct SimulatedPart {
   SecondsBySamples forward_work_s, backward_work_s;
   double step_work_s = 0;
   int threads = 1;
+  // CPU work a stage adds when its thread slept before it: the rank computed nothing just
+  // before, or its last stage ended in the sleep of a slowdown or pacing (RankProfile::wake_s).
+  double wake_s = 0;
 };
 
 struct SimulatedDevice {
