@@ -23,6 +23,10 @@
 namespace cmlbed::train {
 namespace {
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -38,7 +42,7 @@ double measure(const ProfilerSettings& settings, const std::function<void()>& pr
     prepare();
     const auto start = std::chrono::steady_clock::now();
     timed();
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double took = seconds_since(start);
     if (run >= settings.warmup) seconds.push_back(took);
   }
   return median(seconds);
@@ -124,7 +128,7 @@ std::vector<double> time_steps(std::vector<std::unique_ptr<model::ModelPart>>& l
       const auto start = std::chrono::steady_clock::now();
       optimizers[l]->step();
       optimizers[l]->zero_grad();  // zeroes the gradients (LibTorch 1.13): the next backward adds into them
-      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double took = seconds_since(start);
       if (run >= settings.warmup) seconds[l].push_back(took);
     }
   }
@@ -148,7 +152,7 @@ double time_wake_up(std::vector<std::unique_ptr<model::ModelPart>>& layers, cons
     const auto start = std::chrono::steady_clock::now();
     torch::Tensor x = input;
     for (auto& layer : layers) x = layer->forward(x);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return seconds_since(start);
   };
   std::vector<double> differences;
   for (int run = 0; run < settings.warmup + 3 * settings.repeats; ++run) {
@@ -205,6 +209,7 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
 
   const TrainingSettings training = training_settings(config);
   const ImageShape in = training.model.input;
+  const std::vector<std::int64_t> sample_shape{in.channels, in.height, in.width};
   std::int64_t total_parameters = 0;
   std::vector<std::unique_ptr<model::ModelPart>> layers;
   for (std::size_t i = 0; i < stats.size(); ++i) {
@@ -219,16 +224,15 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
     layers.back()->train();
   }
   for (const std::int64_t batch : sizes) {
-    const auto times = time_layers(layers, {in.channels, in.height, in.width}, batch, settings);
+    const auto times = time_layers(layers, sample_shape, batch, settings);
     for (std::size_t i = 0; i < layers.size(); ++i) {
       profile.layers[i].forward_s.push_back(times[i].first);
       profile.layers[i].backward_s.push_back(times[i].second);
     }
   }
-  const auto steps = time_steps(layers, {in.channels, in.height, in.width}, sizes.back(), training, settings);
+  const auto steps = time_steps(layers, sample_shape, sizes.back(), training, settings);
   for (std::size_t i = 0; i < layers.size(); ++i) profile.layers[i].step_s = steps[i];
-  profile.wake_s = time_wake_up(layers, {in.channels, in.height, in.width}, sizes[std::min<std::size_t>(2, sizes.size() - 1)],
-                                settings);
+  profile.wake_s = time_wake_up(layers, sample_shape, sizes[std::min<std::size_t>(2, sizes.size() - 1)], settings);
 
   // Averaging as the runtime's aggregate stages do it (weighted_average: each copy
   // widened to float64 and added, the sum divided and narrowed), over kCopies flat copies
@@ -250,7 +254,7 @@ plan::RankProfile profile_this_rank(const Config& config, const std::vector<mode
                                (void)tensor_from(message);
                              }) /
                              static_cast<double>(activation.nbytes());
-  profile.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  profile.seconds = seconds_since(started);
   return profile;
 }
 
@@ -291,10 +295,6 @@ plan::Profile profile_header(const Config& config, const std::vector<model::Laye
   profile.host = host_name();
   profile.cmlbed_version = std::string(kVersion) + " (" + kGitRevision + ")";
   return profile;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
