@@ -125,6 +125,19 @@ TEST(SimulatedHostCores, AStageAfterASleepTakesTheWakeUpsWork) {
   EXPECT_NEAR(round_s(input), 8.25, 8.25 * 0.01);
 }
 
+// Where the ranks' threads (a compute and a communication thread each) outnumber the
+// host's cores, other threads run on a rank's core between its stages, so every stage
+// takes the wake-up's work, also one right after another: fl at slowdown 1 on 2 cores
+// (3 ranks, 6 threads), 2 x 1.25 s and a step of 0.25 s; on 6 cores only the forward.
+TEST(SimulatedHostCores, EveryStageTakesTheWakeUpsWorkWhereThreadsOutnumberTheCores) {
+  SimulationInput input = two_fl_devices(1);
+  for (SimulatedDevice& device : input.devices) device.part.wake_s = 0.25;
+  input.host_cores = 2;
+  EXPECT_NEAR(round_s(input), 2.75, 2.75 * 0.01);
+  input.host_cores = 6;
+  EXPECT_NEAR(round_s(input), 2.25, 2.25 * 0.01);
+}
+
 // Paced stages (devices.flops) last their paced length as long as the shared work fits.
 TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
   SimulationInput input = two_fl_devices(1);

@@ -23,6 +23,8 @@ class HostCores {
   // slice_ns: the scheduler's slice on this host (0: wake-ups cost nothing).
   explicit HostCores(int cores, std::int64_t slice_ns = 0);
 
+  int cores() const { return cores_; }
+
   // The wall time of `work_s` seconds of CPU work started at start_ns, under the load the
   // previous pass booked (none before the first pass ends: full speed).
   std::int64_t wall_ns(std::int64_t start_ns, double work_s) const;

@@ -106,13 +106,14 @@ RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::L
   result_.flops.assign(static_cast<std::size_t>(devices + 1), 0.0);
   last_end_.assign(static_cast<std::size_t>(devices + 1), -1);
   slept_.assign(static_cast<std::size_t>(devices + 1), 1);
+  time_shared_ = host_cores != nullptr && 2 * (devices + 1) > host_cores->cores();
 }
 
 std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& given,
                                     int batch, int micro) {
   const auto r = static_cast<std::size_t>(rank);
   StageTime stage = given;
-  if (slept_[r] != 0 || start > last_end_[r]) {
+  if (time_shared_ || slept_[r] != 0 || start > last_end_[r]) {
     stage.work_s += stage.wake_s;
     if (!stage.paced) stage.seconds += stage.wake_s * stage.stretch;
   }

@@ -48,7 +48,8 @@ class RoundRecorder {
 
   // A compute stage of `rank` from `start`: its event and FLOPs (and its work booked on
   // the host's cores); returns its end. A stage after a sleep of the rank's thread (a gap
-  // since its last stage, or that stage's own sleep) has stage.wake_s more work.
+  // since its last stage, or that stage's own sleep) has stage.wake_s more work, and so
+  // does every stage when the ranks' threads outnumber the host's cores (time_shared_).
   std::int64_t compute(int rank, trace::EventKind kind, std::int64_t start, const StageTime& stage, int batch = -1,
                        int micro = -1);
 
@@ -70,6 +71,15 @@ class RoundRecorder {
   // or paced past its work); the first stage of a round follows the wait between rounds.
   std::vector<std::int64_t> last_end_;
   std::vector<char> slept_;
+  // The ranks' threads (a compute and a communication thread each) outnumber the host's
+  // cores: other threads run on a rank's core between its stages and within them, so
+  // every stage starts as one after a sleep does. Measured 2026-12-03 on
+  // configs/adasplit/pipar.ini (6 ranks, 2 cores): the server's compute thread was switched
+  // out involuntarily 0.9 times per micro-batch's forward and backward (getrusage), and
+  // those stages took 1.2x the profile's CPU time even right after another stage (forward
+  // 0.81 ms median against 0.70, backward 1.35 against 1.15), about the profile's wake_s
+  // (0.32 ms) more, as a stage after a wait did (1.02 against 1.02 simulated).
+  bool time_shared_ = false;
 };
 
 }  // namespace cmlbed::plan
