@@ -669,6 +669,7 @@ class Report:
         worst = max(errors)
         self.headline["sim_error"] = (float(np.median(abs_errors)), worst)
         negative = sum(1 for e in errors if e[1] < 0)
+        server_excess = 100 * (np.median([b[0] / b[1] for b in busy if b[1] > 0.05]) - 1)
         self.add("\nError = simulated / measured - 1 of the mean round time, for pairs that ran "
                  "the same split and micro-batches (a row marked '(other choice)' compares a cell "
                  "measured at its config's fixed choice with the planner's, and is not counted). "
@@ -677,7 +678,7 @@ class Report:
                  "the measured round. The busy columns say where: the measured runs put 5 ranks on "
                  "this machine's cores beside whatever else ran (load in the provenance; the "
                  "simulation shares the cores among the 5 ranks only), and the "
-                 "server's stages took %.0f%% longer than its profile, measured alone, says "
+                 "server's stages took %.0f%% %s than its profile, measured alone, says "
                  "(median over these rows with server work); the devices' paced stages "
                  "overran their FLOPs / 2 GFLOP/s by a median %.0f%% (pacing can only sleep "
                  "the rest of a stage: when the real work on a shared core takes longer, "
@@ -686,15 +687,16 @@ class Report:
                                                100 * float(np.median(abs_errors)),
                                                100 * worst[1], worst[2], rate_text(worst[3]), worst[4],
                                                negative, len(errors),
-                                               100 * (np.median([b[0] / b[1] for b in busy if b[1] > 0.05]) - 1),
+                                               abs(server_excess), "longer" if server_excess >= 0 else "less time",
                                                100 * (np.median([b[2] / b[3] for b in busy if b[3] > 0.05]) - 1)))
         if speedups:
             self.add("PiPar's speedup vs FL, measured / simulated, on the same cells: %s. The "
-                     "simulated grid's speedups are therefore those of a machine where the "
-                     "server's stages run as fast as profiled; on this machine, as loaded then, the "
-                     "measured ones are %s.\n\n" % (
+                     "simulated grid's speedups are those of a machine where the server's stages "
+                     "run as profiled; on this machine, as loaded then, the measured ones are "
+                     "%s.\n\n" % (
                          ", ".join("%s/%s %.2fx / %.2fx" % (n, rate_text(r), m, sm) for m, sm, n, r in speedups),
-                         "lower in %d of %d cells" % (sum(1 for m, sm, _, _ in speedups if m < sm), len(speedups))))
+                         "lower in %d of %d cells (higher in the others)" % (
+                             sum(1 for m, sm, _, _ in speedups if m < sm), len(speedups))))
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(5, 4.4))
