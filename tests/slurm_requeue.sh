@@ -26,10 +26,10 @@ bash "$cluster" start "$work" || { tail -20 "$work"/log/*.log 2>/dev/null; exit 
 source "$work/env.sh"
 export CMLBED_BIN=$cmlbed CMLBED_RESULTS=$work/results
 mkdir -p "$work/logs"
-rounds=8
+rounds=16
 cat >"$work/long.ini" <<EOF
 # Rounds of about 1.4 s on any machine (devices paced to 25 MFLOP/s; a slowdown would
-# shrink with the machine's speed, and the runs could end before the signals): 8 of them.
+# shrink with the machine's speed, and the runs could end before the signals): 16 of them.
 [experiment]
 method = pipar
 rounds = $rounds
@@ -100,8 +100,9 @@ with h5py.File(path, "r") as f:
 EOF
 }
 
-# Three jobs at once, each stopped once its file holds 2 rounds (6 rounds, 8 s, before
-# it would end):
+# Three jobs at once, each stopped once its file holds 2 rounds (14 rounds, about 20 s,
+# before it would end; with 8 rounds a CI run under load signalled a job 14 s after its
+# second round, when it had ended: scontrol and the h5py checks took seconds each):
 # 1. by scontrol requeue;
 # 2. by SIGTERM to the batch shell only, as --signal=B:TERM@grace sends it; once with
 #    srun (the default launcher), once with mpirun, which pass it on differently.

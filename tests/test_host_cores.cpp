@@ -34,6 +34,20 @@ TEST(HostCores, LoadAboveTheCoresSlowsWorkDownAcrossSteps) {
   EXPECT_EQ(cores.wall_ns(3 * kSecond, 1.0), kSecond);
 }
 
+TEST(HostCores, OversubscribedWorkRedoesTheSwitchWorkEverySlice) {
+  HostCores cores(1, 1'000'000);  // one core, a 1 ms slice
+  cores.book(0, 10 * kSecond, 2);  // two threads' work on it until 10 s
+  cores.next_pass();
+  // Half the core, and every 1 ms slice costs 0.25 ms more: 1 s of work at 0.5 / 1.25.
+  EXPECT_EQ(cores.wall_ns(0, 1.0, 0.25e-3), 2 * kSecond + kSecond / 2);
+  EXPECT_EQ(cores.wall_ns(0, 1.0), 2 * kSecond);           // without switch work: half speed
+  EXPECT_EQ(cores.wall_ns(11 * kSecond, 1.0, 0.25e-3), kSecond);  // a core to itself: no switches
+  HostCores no_slice(1);
+  no_slice.book(0, 10 * kSecond, 2);
+  no_slice.next_pass();
+  EXPECT_EQ(no_slice.wall_ns(0, 1.0, 0.25e-3), 2 * kSecond);  // no slice given: not modelled
+}
+
 TEST(HostCores, RefusesNoCores) { EXPECT_THROW(HostCores(0), std::invalid_argument); }
 
 TEST(HostCores, WakeUpsWaitHalfASliceEachWhereEveryCoreIsBusy) {

@@ -21,15 +21,18 @@ std::int64_t HostCores::wake_latency_ns(std::int64_t t) const {
   return load_in(step_at(t)) >= cores_ ? kWakeHandOvers * slice_ns_ / 2 : 0;
 }
 
-std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s) const {
+std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s, double switch_work_s) const {
   double work_ns = work_s * 1e9;
   if (work_ns <= 0) return 0;
+  const double switched = slice_ns_ > 0 && switch_work_s > 0
+                              ? static_cast<double>(slice_ns_) / (static_cast<double>(slice_ns_) + switch_work_s * 1e9)
+                              : 1.0;
   // The step the start falls in, then step by step until the work is done.
   std::size_t i = step_at(start_ns);
   double t = static_cast<double>(start_ns);
   while (true) {
     const int load = load_in(i);
-    const double rate = load <= cores_ ? 1.0 : static_cast<double>(cores_) / load;
+    const double rate = load <= cores_ ? 1.0 : switched * static_cast<double>(cores_) / load;
     if (i == times_.size()) {
       t += work_ns / rate;
       break;

@@ -26,8 +26,13 @@ class HostCores {
   int cores() const { return cores_; }
 
   // The wall time of `work_s` seconds of CPU work started at start_ns, under the load the
-  // previous pass booked (none before the first pass ends: full speed).
-  std::int64_t wall_ns(std::int64_t start_ns, double work_s) const;
+  // previous pass booked (none before the first pass ends: full speed). Where more work
+  // is asked for than there are cores, the scheduler switches the thread out after every
+  // slice of its own, and it comes back to caches the others have filled: each slice
+  // then costs `switch_work_s` more work (the profile's wake_s: a pass after a sleep less
+  // one right after another), so the work progresses at slice / (slice + switch_work_s)
+  // of its share of the cores.
+  std::int64_t wall_ns(std::int64_t start_ns, double work_s, double switch_work_s = 0) const;
 
   // How late a message arriving at t is seen by the thread waiting for it: under the
   // load the previous pass booked, kWakeHandOvers half slices when every core is asked

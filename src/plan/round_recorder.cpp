@@ -120,11 +120,12 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   std::int64_t length = seconds_to_ns(stage.seconds);
   std::int64_t work = length;  // the work's wall time
   if (host_cores_ != nullptr) {
-    // The work's wall time under the host's load, and the stage the runtime makes of it
+    // The work's wall time under the host's load (switched out every slice where it is
+    // oversubscribed, each time coming back to cold caches: wake_s), and the stage the runtime makes of it
     // (Timeline::Scope: paced to at least its length, or stretched by slowdown: k times
     // the work's own CPU time on one thread, at least its wall time; k times the wall
     // time on several).
-    work = host_cores_->wall_ns(start, stage.work_s);
+    work = host_cores_->wall_ns(start, stage.work_s, stage.wake_s);
     host_cores_->book(start, start + work, stage.threads);
     if (stage.paced) {
       length = std::max(length, work);
