@@ -8,6 +8,7 @@ from .errors import ReportError
 
 EPILOG = """examples:
   cmlbed-report summary results/quickstart-*.h5
+  cmlbed-report summary results/quickstart-*.seed*.h5 --csv runs.csv   # n, mean, _ci95
   cmlbed-report summary results/sweep-*/*.h5 --csv runs.csv --markdown runs.md
   cmlbed-report summary --brief --idle-causes results/quickstart-*.h5
   cmlbed-report timeline results/quickstart-{fl,sfl,pipar}.h5 --rounds 0 -o timeline.png
@@ -38,16 +39,25 @@ def _parser():
                     "server and device training TFLOPs, final and best accuracy, and "
                     "speedup and idle-time reductions against a baseline run. Numbers come "
                     "from each file's /rounds table ('-' where an older file lacks a "
-                    "column); --idle-causes explains idle time from the wait events.")
+                    "column); --idle-causes explains idle time from the wait events. Runs "
+                    "that differ only in experiment.seed (e.g. X.seed1.h5, X.seed2.h5 of "
+                    "`cmlbed run --repeats`) form one row: n, mean ± 95% half-width "
+                    "(Student t), ratios of means with Fieller's 95% interval; 'no "
+                    "difference measured' where it includes 1, '> X' where the denominator "
+                    "may be 0 (docs/statistics.md).")
     summary.add_argument("files", nargs="+", metavar="FILE")
     summary.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
                          help="compare each run with the run of this method in the same "
                               "experiment (same configuration apart from the method), or "
-                              "with this one file (a path or a file name without .h5); "
+                              "with this one file (a path or a file name without .h5) "
+                              "or group of seeds (its name without .seed<S>); "
                               "default: fl, or the first file when no run is fl")
     summary.add_argument("--brief", action="store_true",
                          help="only the across-runs table, not each run's rounds")
-    summary.add_argument("--csv", metavar="OUT", help="also write the across-runs table as CSV")
+    summary.add_argument("--csv", metavar="OUT",
+                         help="also write the across-runs table as CSV: n and seeds, each "
+                              "figure's mean with its 95%% half-width in <figure>_ci95, "
+                              "each ratio with _ci95_low, _ci95_high and _verdict")
     summary.add_argument("--rounds-csv", metavar="OUT",
                          help="also write every run's per-round rows as CSV")
     summary.add_argument("--markdown", metavar="OUT", help="also write both tables as Markdown")
@@ -78,13 +88,15 @@ def _parser():
     perfetto.add_argument("file", metavar="FILE")
     perfetto.add_argument("-o", "--output", required=True, metavar="OUT.json")
 
-    idle = sub.add_parser("idle", help="bar charts of server/device idle time and speedup")
+    idle = sub.add_parser("idle", help="bar charts of server/device idle time and speedup "
+                                         "(one bar per group of seeds, 95%% intervals)")
     idle.add_argument("files", nargs="+", metavar="FILE")
     idle.add_argument("-o", "--output", required=True, metavar="OUT.png")
     idle.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
                       help="as for summary (default: fl)")
 
-    accuracy = sub.add_parser("accuracy", help="time-to-accuracy curves")
+    accuracy = sub.add_parser("accuracy", help="time-to-accuracy curves (one per group of "
+                                                 "seeds, with a 95%% band)")
     accuracy.add_argument("files", nargs="+", metavar="FILE")
     accuracy.add_argument("-o", "--output", required=True, metavar="OUT.png")
 
@@ -147,7 +159,7 @@ def _flop_budget(text):
 
 def _write(path, text):
     try:
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:  # '±' whatever the locale
             f.write(text)
     except OSError as e:
         raise ReportError("cannot write %s: %s" % (path, e.strerror or e))
@@ -227,7 +239,7 @@ def run(args):
         return
     if args.command == "summary":
         runs = _runs_with_rounds(args.files)
-        rows = summary.compare(runs, args.baseline)
+        rows = summary.compare_groups(summary.group_runs(runs), args.baseline)
         for path in (args.csv, args.rounds_csv, args.markdown):
             if path:
                 _check_output(path)
@@ -235,7 +247,7 @@ def run(args):
         if args.idle_causes:
             sys.stdout.write("\n" + idle_causes.report_text(runs))
         if args.csv:
-            _write(args.csv, summary.csv_text(rows, summary.RUN_COLUMNS))
+            _write(args.csv, summary.csv_text(rows, summary.GROUP_CSV_COLUMNS))
         if args.rounds_csv:
             _write(args.rounds_csv, summary.rounds_csv(runs))
         if args.markdown:

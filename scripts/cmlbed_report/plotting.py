@@ -32,8 +32,3 @@ def _python():
     import sys
     return sys.executable or "this python3"
 
-
-def label(run, runs):
-    """A run's name in a legend: the method, or the file name where methods repeat."""
-    methods = [r.method for r in runs]
-    return run.method if methods.count(run.method) == 1 else "%s (%s)" % (run.method, run.name)

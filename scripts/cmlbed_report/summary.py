@@ -1,15 +1,18 @@
 """Numbers of a run from its /rounds table, a table across runs with speedups and idle
 time reductions against a baseline, and the per-round table of each run; as plain text,
-CSV or Markdown."""
+CSV or Markdown. The across-runs table has one row per group of repeated runs (runs
+that differ only in experiment.seed): means with 95% intervals (docs/statistics.md)."""
 
 import csv
 import io
 import math
 import os
+import re
 import sys
 
 import numpy as np
 
+from . import stats
 from .errors import ReportError
 
 # How a run was done rather than what it ran: runs that differ only here are the same
@@ -20,6 +23,9 @@ from .errors import ReportError
 KNOWN_METHODS = frozenset({"fl", "sl", "sfl", "pipar", "adasplit", "transfer"})
 _NOT_THE_EXPERIMENT_SECTIONS = frozenset({"output"})
 _NOT_THE_EXPERIMENT_OPTIONS = frozenset({("experiment", "method")})
+# Methods that split the model: their split 0 sends raw samples to the server.
+SPLIT_METHODS = frozenset({"sl", "sfl", "pipar", "adasplit"})
+RAW_DATA_NOTE = "* split 0: raw data uploaded (centralised training, not split learning)"
 
 
 def run_numbers(run):
@@ -36,6 +42,7 @@ def run_numbers(run):
         "method": run.method,
         "model": "-" if run.method == "transfer" else run.option("model.name"),
         "split": _with_replans(run, "split", _split_text(run)),
+        "raw_data_uploaded": raw_data_uploaded(run),
         "micro_batches": (_with_replans(run, "micro_batches", run.option("pipar.micro_batches"))
                           if run.method == "pipar" else "-"),
         "devices": run.devices,
@@ -89,6 +96,18 @@ def _split_text(run):
     return _values_text(run.device_values("model.split"))
 
 
+def raw_data_uploaded(run):
+    """Whether a device of a split method ran at split 0 (configured, or chosen by a
+    re-plan): it then uploaded raw samples, which is centralised training."""
+    if run.method not in SPLIT_METHODS:
+        return False
+    splits = run.device_values("model.split")
+    if any(v.strip() == "0" for v in splits):
+        return True
+    replans = run.replans
+    return bool(replans) and bool(np.any(np.asarray(replans["split"]) == 0))
+
+
 def _with_replans(run, column, first):
     """`first` (the configuration's value: the first plan) and '>V@R' for every re-plan
     that changed the column: value(s) V from round R on (as the per-round tables count
@@ -126,15 +145,18 @@ def method_sections(runs):
     return KNOWN_METHODS | {run.method for run in runs}
 
 
-def scenario(run, methods=KNOWN_METHODS):
+def scenario(run, methods=KNOWN_METHODS, any_seed=False):
     """What a run computed apart from its method: the configuration without the sections
-    named after a method (`methods`), experiment.method and [output]."""
+    named after a method (`methods`), experiment.method and [output]; with any_seed,
+    also without experiment.seed (repeats of one experiment differ only there)."""
+    left_out = _NOT_THE_EXPERIMENT_OPTIONS | (
+        {("experiment", "seed")} if any_seed else set())
     items = []
     for section in run.config.sections():
         if section in methods or section in _NOT_THE_EXPERIMENT_SECTIONS:
             continue
         for key, value in run.config.items(section):
-            if (section, key) not in _NOT_THE_EXPERIMENT_OPTIONS:
+            if (section, key) not in left_out:
                 items.append((section, key, value))
     return tuple(sorted(items)) + (("mpi", "size", str(run.mpi_size)),)
 
@@ -143,30 +165,42 @@ def choose_baselines(runs, baseline):
     """For each run, the run it is compared with. `baseline` is a method name (the run
     of that method in the same scenario, so a sweep compares like with like) or the
     path or name of one run (compared with every run)."""
-    candidates = [r for r in runs if r.method == baseline]
+    chosen = _choose([(run.name, [run]) for run in runs], baseline, any_seed=False)
+    return [runs[i] for i in chosen]
+
+
+def _choose(units, baseline, any_seed):
+    """For each unit (label, [runs]): a run alone, or a group of repeats, the index of
+    the unit it is compared with (see choose_baselines). Groups are matched on their
+    scenario without experiment.seed (any_seed)."""
+    candidates = [i for i, (_, unit) in enumerate(units) if unit[0].method == baseline]
     if not candidates:
         wanted = os.path.realpath(baseline)
-        by_file = [r for r in runs
-                   if os.path.realpath(r.path) == wanted or r.name == baseline]
+        by_file = [i for i, (label, unit) in enumerate(units)
+                   if label == baseline or any(os.path.realpath(r.path) == wanted
+                                               or r.name == baseline for r in unit)]
         if by_file:
-            return [by_file[0]] * len(runs)
+            return [by_file[0]] * len(units)
+        methods = sorted({unit[0].method for _, unit in units})
         if baseline != "fl":
             raise ReportError("baseline %r is neither a method of the given runs (%s) nor one "
-                              "of the files" % (baseline, ", ".join(sorted({r.method for r in runs}))))
-        return [runs[0]] * len(runs)  # no FL run: compare with the first file
-    methods = method_sections(runs)
+                              "of the files" % (baseline, ", ".join(methods)))
+        return [0] * len(units)  # no FL run: compare with the first file
+    methods = method_sections([r for _, unit in units for r in unit])
+    key = [scenario(unit[0], methods, any_seed) for _, unit in units]
     chosen = []
-    for run in runs:
-        same = [c for c in candidates if scenario(c, methods) == scenario(run, methods)]
+    for i, (label, _) in enumerate(units):
+        same = [c for c in candidates if key[c] == key[i]]
         if not same:
             print("cmlbed-report: note: no %s run has the same settings as %s; comparing "
-                  "it with %s" % (baseline, run.name, candidates[0].name), file=sys.stderr)
+                  "it with %s" % (baseline, label, units[candidates[0]][0]), file=sys.stderr)
         chosen.append(same[0] if same else candidates[0])
     return chosen
 
 
 def compare(runs, baseline="fl"):
-    """Rows of the across-runs table with speedup and idle reductions filled in."""
+    """Rows of the across-runs table with speedup and idle reductions filled in, one per
+    run (point ratios; compare_groups gives the table of repeated runs)."""
     rows = [run_numbers(run) for run in runs]
     numbers = {id(run): row for run, row in zip(runs, rows)}
     for run, base, row in zip(runs, choose_baselines(runs, baseline), rows):
@@ -178,6 +212,122 @@ def compare(runs, baseline="fl"):
                                               row["server_idle_s"] / row["rounds"])
         row["device_idle_reduction"] = _ratio(b["device_idle_s"] / b["rounds"],
                                               row["device_idle_s"] / row["rounds"])
+    return rows
+
+
+# --- repeated runs: groups, means with intervals, ratios of means -------------------------
+
+_SEED_SUFFIX = re.compile(r"\.seed\d+$")
+
+
+def repeat_label(name):
+    """A run's name without the `.seed<S>` that `cmlbed run --repeats` adds."""
+    return _SEED_SUFFIX.sub("", name)
+
+
+class Group:
+    """Runs of one experiment that differ only in experiment.seed (and [output])."""
+
+    def __init__(self, runs):
+        self.runs = runs
+        self.method = runs[0].method
+        labels = []
+        for run in runs:
+            if repeat_label(run.name) not in labels:
+                labels.append(repeat_label(run.name))
+        # Differently named files of one experiment keep every name: nothing is hidden.
+        self.label = "+".join(labels)
+        self.seeds = [run.option("experiment.seed") for run in runs]
+
+    @property
+    def n(self):
+        return len(self.runs)
+
+
+def group_runs(runs):
+    """Groups in the order of their first run. The key is the whole configuration but
+    [output] and experiment.seed, method sections included (PiPar with m = 1 and m = 4
+    are two experiments). A file given twice is counted once."""
+    groups, seen = {}, set()
+    for run in runs:
+        path = os.path.realpath(run.path)
+        if path in seen:
+            print("cmlbed-report: note: %s given twice; counted once" % run.path,
+                  file=sys.stderr)
+            continue
+        seen.add(path)
+        key = (run.method, scenario(run, frozenset(), any_seed=True))
+        groups.setdefault(key, []).append(run)
+    result = [Group(members) for members in groups.values()]
+    for group in result:
+        repeated = sorted({s for s in group.seeds if group.seeds.count(s) > 1})
+        if repeated:
+            print("cmlbed-report: note: %s holds several runs with seed %s; each counts as "
+                  "a run of its own" % (group.label, ", ".join(repeated)), file=sys.stderr)
+    return result
+
+
+# Figures averaged over a group, each with a `<figure>_ci95` half-width.
+FIGURES = ["mean_round_s", "total_s", "server_busy_s", "server_idle_s", "server_idle_pct",
+           "device_busy_s", "device_idle_s", "device_idle_pct", "mb_up", "mb_down",
+           "messages_up", "messages_down", "server_tflops", "device_tflops", "final_loss",
+           "final_accuracy", "best_accuracy"]
+# Ratios against the baseline: name -> the per-run value whose means are divided
+# (baseline's / the group's). Idle per round, so that runs of different lengths compare.
+RATIOS = {
+    "speedup": lambda r: r["mean_round_s"],
+    "server_idle_reduction": lambda r: r["server_idle_s"] / r["rounds"],
+    "device_idle_reduction": lambda r: r["device_idle_s"] / r["rounds"],
+}
+
+
+def _one_text(values):
+    """The runs' common value, or their distinct values joined by '; '."""
+    distinct = []
+    for v in values:
+        if v not in distinct:
+            distinct.append(v)
+    return distinct[0] if len(distinct) == 1 else "; ".join(str(v) for v in distinct)
+
+
+def group_numbers(group):
+    """One row of the across-groups table: the group's descriptive columns, n, seeds,
+    and for every figure its mean and 95% half-width (NaN for n = 1)."""
+    per_run = [run_numbers(run) for run in group.runs]
+    row = {key: _one_text([p[key] for p in per_run])
+           for key in ("method", "model", "split", "micro_batches", "links", "devices",
+                       "rounds")}
+    row.update(run=group.label, n=group.n, seeds=" ".join(group.seeds),
+               complete=all(p["complete"] for p in per_run),
+               raw_data_uploaded=any(p["raw_data_uploaded"] for p in per_run),
+               per_run=per_run)
+    for key in FIGURES:
+        row[key], row[key + "_ci95"], _ = stats.mean_ci([p[key] for p in per_run])
+    for name, value in (("server_idle_per_round_s", RATIOS["server_idle_reduction"]),
+                        ("device_idle_per_round_s", RATIOS["device_idle_reduction"])):
+        row[name], row[name + "_ci95"], _ = stats.mean_ci([value(p) for p in per_run])
+    return row
+
+
+def compare_groups(groups, baseline="fl"):
+    """Rows of the across-groups table with the ratios against each group's baseline
+    group: `<ratio>` (point ratio of means), `_ci95_low`/`_ci95_high` (Fieller) and
+    `_verdict` (stats.ratio_of_means), and the stats.Ratio itself under `<ratio>_ratio`."""
+    rows = [group_numbers(g) for g in groups]
+    chosen = _choose([(g.label, g.runs) for g in groups], baseline, any_seed=True)
+    for i, (row, b) in enumerate(zip(rows, chosen)):
+        base = rows[b]
+        row["baseline"] = groups[b].label
+        for name, value in RATIOS.items():
+            ratio = stats.ratio_of_means([value(p) for p in base["per_run"]],
+                                         [value(p) for p in row["per_run"]], same=(b == i))
+            row[name + "_ratio"] = ratio
+            row[name] = ratio.value
+            # For "> X" the interval is unbounded above: X in the low column, high empty.
+            row[name + "_ci95_low"] = (ratio.bound if ratio.verdict == stats.LOWER_BOUND
+                                       else ratio.low)
+            row[name + "_ci95_high"] = ratio.high
+            row[name + "_verdict"] = ratio.verdict
     return rows
 
 
@@ -246,18 +396,98 @@ ROUND_COLUMNS = [
 ]
 
 
+def _mean_text(key, fmt):
+    """A group's figure as 'mean ± half-width' (the mean alone for n = 1)."""
+    def text(row):
+        mean, half = row[key], row.get(key + "_ci95", math.nan)
+        if math.isnan(mean):
+            return "-"
+        return fmt % mean if math.isnan(half) else "%s ± %s" % (fmt % mean, fmt % half)
+    return text
+
+
+def ratio_text(ratio, short=False):
+    """How a ratio of group means is written (docs/statistics.md): never a point figure
+    for a denominator near 0, never a speedup when the interval includes 1."""
+    v = ratio.verdict
+    if v == stats.BASELINE:
+        return "1.00x"
+    if v == stats.SINGLE_RUN:
+        return "%.2fx (n=1)" % ratio.value
+    if v == stats.LOWER_BOUND:
+        return "> %.2fx" % ratio.bound
+    if v == stats.NO_DIFFERENCE:
+        return "no difference" if short else (
+            "no difference measured [%.2f, %.2f]" % (ratio.low, ratio.high))
+    if v in (stats.ABOVE_1, stats.BELOW_1):
+        return "%.2fx" % ratio.value if short else (
+            "%.2fx [%.2f, %.2f]" % (ratio.value, ratio.low, ratio.high))
+    return "-"
+
+
+def _split_mark(row):
+    return row["split"] + ("*" if row["raw_data_uploaded"] else "")
+
+
+def _right(key):
+    return lambda row: str(row[key])
+
+
+def _group_column(key, heading, fmt):
+    if key == "split":
+        return (key, heading, _split_mark)
+    if key in ("devices", "rounds"):  # '2; 3' where the runs differ
+        return (key, heading, _right(key))
+    if key in FIGURES:
+        return (key, heading, _mean_text(key, fmt))
+    if key in RATIOS:
+        return (key, heading, lambda row, key=key: ratio_text(row[key + "_ratio"]))
+    return (key, heading, fmt)
+
+
+# The across-groups table: RUN_COLUMNS with n after rounds, figures as mean ± half-width.
+GROUP_COLUMNS = []
+for _column in RUN_COLUMNS:
+    GROUP_COLUMNS.append(_group_column(*_column))
+    if _column[0] == "rounds":
+        GROUP_COLUMNS.append(("n", "n", "%d"))
+# In Markdown a bare '*' starts emphasis or a list: escaped.
+_MARKDOWN_GROUP_COLUMNS = [
+    (key, heading, (lambda row: _split_mark(row).replace("*", "\\*")) if key == "split" else fmt)
+    for key, heading, fmt in GROUP_COLUMNS]
+# Its CSV: full precision, every figure followed by its half-width, every ratio by its
+# interval and verdict.
+GROUP_CSV_COLUMNS = []
+for _key, _, _ in RUN_COLUMNS:
+    GROUP_CSV_COLUMNS.append(_key)
+    if _key == "micro_batches":
+        GROUP_CSV_COLUMNS.append("raw_data_uploaded")
+    elif _key == "rounds":
+        GROUP_CSV_COLUMNS += ["n", "seeds"]
+    elif _key in FIGURES:
+        GROUP_CSV_COLUMNS.append(_key + "_ci95")
+    elif _key in RATIOS:
+        GROUP_CSV_COLUMNS += [_key + "_ci95_low", _key + "_ci95_high", _key + "_verdict"]
+GROUP_CSV_COLUMNS = [(key, key, "%s") for key in GROUP_CSV_COLUMNS]
+
+
 def _cell(value, fmt):
     if isinstance(value, float) and math.isnan(value):
         return "-"
     return fmt % value
 
 
+def _row_cell(row, key, fmt):
+    # A callable format renders from the whole row (mean and half-width, a ratio).
+    return fmt(row) if callable(fmt) else _cell(row[key], fmt)
+
+
 def text_table(rows, columns):
-    cells = [[_cell(row[key], fmt) for key, _, fmt in columns] for row in rows]
+    cells = [[_row_cell(row, key, fmt) for key, _, fmt in columns] for row in rows]
     headings = [heading for _, heading, _ in columns]
     widths = [max(len(c) for c in column) for column in zip(headings, *cells)]
     # Text columns left-aligned, numbers right-aligned.
-    left = [fmt == "%s" for _, _, fmt in columns]
+    left = [fmt == "%s" or fmt is _split_mark for _, _, fmt in columns]
     lines = ["  ".join(c.ljust(w) if l else c.rjust(w) for c, w, l in zip(line, widths, left))
              .rstrip() for line in [headings] + cells]
     return "\n".join(lines) + "\n"
@@ -267,7 +497,7 @@ def markdown_table(rows, columns):
     out = ["| " + " | ".join(h for _, h, _ in columns) + " |",
            "|" + "|".join("---" for _ in columns) + "|"]
     for row in rows:
-        out.append("| " + " | ".join(_cell(row[k], f) for k, _, f in columns) + " |")
+        out.append("| " + " | ".join(_row_cell(row, k, f) for k, _, f in columns) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -281,12 +511,29 @@ def csv_text(rows, columns):
 
 
 def _csv_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
         return "" if math.isnan(value) else repr(value)
     return value
 
 
+STATISTICS_NOTE = (
+    "Runs that differ only in experiment.seed form one row; n = runs. Figures: mean ± "
+    "95% half-width, Student t over the runs (t(0.975, n-1) s / sqrt(n)); none for n = 1. "
+    "Ratios (speedup, idle reductions) divide the baseline's mean by the row's, with "
+    "Fieller's 95% interval (df = min(n_base, n_row) - 1) in brackets; 'no difference "
+    "measured' where it includes 1; '> X' where the denominator's own interval reaches 0 "
+    "(X = numerator mean / the interval's upper end); '(n=1)' a single run on a side, no "
+    "interval. docs/statistics.md.")
+
+
+def _raw_data_note(rows):
+    return RAW_DATA_NOTE + "\n" if any(row["raw_data_uploaded"] for row in rows) else ""
+
+
 def report_text(runs, rows, per_round):
+    """`rows`: compare_groups' rows."""
     parts = []
     if per_round:
         for run in runs:
@@ -294,18 +541,23 @@ def report_text(runs, rows, per_round):
                 len(run.rounds), run.configured_rounds)
             parts.append("== %s: %s, %s%s\n" % (run.name, run.method, run.path, status))
             parts.append(text_table(round_rows(run), ROUND_COLUMNS) + "\n")
-    parts.append("== runs (speedup and idle reductions per round against the run in 'vs')\n")
-    parts.append(text_table(rows, RUN_COLUMNS))
+    parts.append("== runs, grouped over seeds (mean ± 95% half-width; speedup and idle "
+                 "reductions per round against the group in 'vs', Fieller 95% interval "
+                 "in brackets)\n")
+    parts.append(text_table(rows, GROUP_COLUMNS))
+    parts.append(_raw_data_note(rows))
     return "".join(parts)
 
 
 def report_markdown(runs, rows):
-    parts = ["## Runs\n\n", markdown_table(rows, RUN_COLUMNS),
+    """`rows`: compare_groups' rows."""
+    parts = ["## Runs\n\n", markdown_table(rows, _MARKDOWN_GROUP_COLUMNS), "\n",
+             _raw_data_note(rows).replace("*", "\\*", 1),
              "\nSpeedup = baseline's mean round time / the run's; idle reductions compare "
              "idle seconds per round (idle = round wall time minus the union of compute). "
              "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
              "rounds, of the server and of all devices together; '-' where the file "
-             "predates a column.\n"]
+             "predates a column. " + STATISTICS_NOTE + "\n"]
     for run in runs:
         parts.append("\n## %s (%s)\n\n" % (run.name, run.method))
         parts.append(markdown_table(round_rows(run), ROUND_COLUMNS))

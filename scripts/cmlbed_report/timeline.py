@@ -84,9 +84,12 @@ def draw(runs, out_path, rounds_spec=None, title=None):
                              figsize=(14, 1.2 + 0.32 * sum(heights) + 0.6 * len(runs)),
                              gridspec_kw={"height_ratios": heights})
     used_kinds = set()
+    notes = _repeat_notes(runs)
     for ax, run, run_rows, rounds, (t0, _, table) in zip(axes[:, 0], runs, rows, selections,
                                                          windows):
         used_kinds |= _draw_run(ax, run, run_rows, rounds, t0, table, span_s, fig)
+        if notes.get(id(run)):
+            ax.set_title(ax.get_title() + "\n" + notes[id(run)], fontsize=9, loc="left")
     ax = axes[-1, 0]
     ax.set_xlim(0, span_s * 1.01)
     ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
@@ -99,6 +102,23 @@ def draw(runs, out_path, rounds_spec=None, title=None):
         fig.suptitle(title, y=1.03)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     save(fig, out_path, bbox_inches="tight")
+
+
+def _repeat_notes(runs):
+    """{id(run): text} for runs drawn with other seeds of their experiment: a Gantt
+    chart shows one run's events, which cannot be averaged, so the title gives the
+    group's mean round time with its 95% interval, to read the drawn run against."""
+    from .summary import group_numbers, group_runs
+    notes = {}
+    for group in group_runs(runs):
+        if group.n > 1:
+            row = group_numbers(group)
+            for run in group.runs:
+                notes[id(run)] = ("seed %s of %d; the %d seeds' mean round time %.3f ± %.3f s "
+                                  "(95%% CI, all rounds)" % (
+                                      run.option("experiment.seed"), group.n, group.n,
+                                      row["mean_round_s"], row["mean_round_s_ci95"]))
+    return notes
 
 
 def _legend_handle(plt, kind):
