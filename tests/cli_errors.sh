@@ -92,6 +92,14 @@ expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --device.2.s
 grep -q '^\[device.2\]' "$work/out" && grep -q '^plan: sfl' "$work/out" ||
   { failures=$((failures + 1)); echo "FAIL: dry run lacks the plan"; cat "$work/out"; }
 
+# --repeats N: a number of seeds, not with --resume; a dry run says which files it would write.
+expect 2 "run: --repeats '0' is not an integer in 1..1000" "$cmlbed" run --dry-run "${synthetic[@]}" --repeats 0
+expect 2 "run: --repeats 'x' is not an integer" "$cmlbed" run --dry-run "${synthetic[@]}" --repeats x
+expect 2 "run: --repeats cannot be combined with --resume" "$cmlbed" run --resume "$work/none.h5" --repeats 2
+expect 0 '' "${mpi[@]}" 3 "$cmlbed" run --dry-run "${synthetic[@]}" --output.file="$work/d.h5" --experiment.seed=4 --repeats 3
+grep -q "^note: --repeats 3 runs this plan with experiment.seed = 4..6, writing $work/d.seed4.h5 .. $work/d.seed6.h5" "$work/out" ||
+  { failures=$((failures + 1)); echo "FAIL: dry run with --repeats lacks the note"; cat "$work/out"; }
+
 # --ranks N: a dry run checked and planned for N ranks without mpirun.
 expect 2 "run: --ranks 3 applies only with --dry-run" "$cmlbed" run "${synthetic[@]}" --ranks 3
 expect 2 "run: --ranks 1 is out of range" "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 1

@@ -25,6 +25,8 @@ run pipar-gaussian --experiment.method=pipar --privacy.mechanism=gaussian --priv
 run pipar-laplace --experiment.method=pipar --privacy.mechanism=laplace --privacy.clip=50 --privacy.noise_multiplier=0.1
 run fl --experiment.method=fl
 run fl-gaussian --experiment.method=fl --privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.3
+run pipar-replace --experiment.method=pipar --privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5 \
+  --privacy.adjacency=replace-one
 
 "$python" - "$work" <<'PY' || failures=$((failures + 1))
 import math, sys
@@ -43,12 +45,19 @@ for base, private in (("pipar", "pipar-gaussian"), ("pipar", "pipar-laplace"), (
 def eps(sigma, releases, delta):  # the RDP bound, minimised over alpha in closed form
     a = releases / (2 * sigma * sigma)
     return a + 2 * math.sqrt(a * math.log(1 / delta))
-for name, sigma, releases in (("pipar-gaussian", 0.5, 2), ("fl-gaussian", 0.3, 2)):
+# Replace-one: sensitivity 2C, the epsilon of half the noise multiplier under add-remove.
+for name, sigma, releases, sensitivity in (("pipar-gaussian", 0.5, 2, 1), ("fl-gaussian", 0.3, 2, 1),
+                                           ("pipar-replace", 0.25, 2, 2)):
     with h5py.File(f"{work}/{name}.h5", "r") as f:
-        got = (f.attrs.get("privacy_epsilon"), f.attrs.get("privacy_releases"), f.attrs.get("privacy_delta"))
-    print(f"{name}: epsilon {got[0]}, releases {got[1]}, delta {got[2]}")
-    if got[1] != releases or got[2] != 1e-5 or abs(got[0] - eps(sigma, releases, 1e-5)) > 1e-9:
-        bad.append(f"{name}: recorded {got}, expected releases {releases}, epsilon {eps(sigma, releases, 1e-5)}")
+        got = (f.attrs.get("privacy_epsilon"), f.attrs.get("privacy_releases"), f.attrs.get("privacy_delta"),
+               f.attrs.get("privacy_sensitivity"))
+    print(f"{name}: epsilon {got[0]}, releases {got[1]}, delta {got[2]}, sensitivity {got[3]} C")
+    if (got[1] != releases or got[2] != 1e-5 or got[3] != sensitivity
+            or abs(got[0] - eps(sigma, releases, 1e-5)) > 1e-9):
+        bad.append(f"{name}: recorded {got}, expected releases {releases}, epsilon {eps(sigma, releases, 1e-5)}, "
+                   f"sensitivity {sensitivity}")
+if not np.array_equal(weights("pipar-gaussian"), weights("pipar-replace")):
+    bad.append("privacy.adjacency changed the weights (it changes only the recorded epsilon)")
 with h5py.File(f"{work}/pipar.h5", "r") as f:
     if "privacy_epsilon" in f.attrs:
         bad.append("a run without privacy records an epsilon")

@@ -2,7 +2,8 @@
 # The Slurm jobs in jobs/ on a real Slurm: a private one-node cluster
 # (tests/slurm/local-cluster.sh, which installs slurm-wlm and munge if missing) runs
 #   - jobs/run.sbatch with srun --mpi=pmix (the default) and with CMLBED_LAUNCHER=mpirun,
-#   - jobs/submit-sweep.sh: a 2-element array (fl, pipar at 50mbit) and its report job,
+#   - jobs/submit-sweep.sh: a 4-element array (fl, pipar at 50mbit, seeds 2 and 3) and its
+#     report job, which groups each method's two seeds into one row (n = 2),
 #   - jobs/submit-adasplit.sh: the AdaSplit comparison's sfl and adasplit runs (6 ranks;
 #     the adasplit element succeeds without running while the build refuses the method)
 #     and its report job,
@@ -57,9 +58,9 @@ run_srun=$(sbatch --parsable "${logs[@]}" --cpus-per-task=2 jobs/run.sbatch "$wo
 say "submitting jobs/run.sbatch with CMLBED_LAUNCHER=mpirun"
 run_mpirun=$(CMLBED_LAUNCHER=mpirun sbatch --parsable "${logs[@]}" jobs/run.sbatch "$work/tiny.ini" \
   --experiment.method=fl --output.file="$work/mpirun/fl.h5") || exit 1
-say "submitting jobs/submit-sweep.sh (METHODS='fl pipar' RATES=50mbit)"
-METHODS="fl pipar" RATES="50mbit" CONFIG=$work/tiny.ini \
-  jobs/submit-sweep.sh "${logs[@]}" -- --experiment.seed=2 | tee "$work/submit.out" || exit 1
+say "submitting jobs/submit-sweep.sh (METHODS='fl pipar' RATES=50mbit SEEDS='2 3')"
+METHODS="fl pipar" RATES="50mbit" SEEDS="2 3" CONFIG=$work/tiny.ini \
+  jobs/submit-sweep.sh "${logs[@]}" -- --train.local_iterations=2 | tee "$work/submit.out" || exit 1
 sweep=$(sed -n 's/^sweep: job \([0-9]*\).*/\1/p' "$work/submit.out")
 report=$(sed -n 's/^report: job \([0-9]*\).*/\1/p' "$work/submit.out")
 [[ -n $sweep && -n $report ]] || { echo "FAIL: no job ids from submit-sweep.sh"; exit 1; }
@@ -135,17 +136,21 @@ check 'h5check "$work/mpirun/fl.h5" fl 2 4 "server_threads = 1"' \
   "run.sbatch (mpirun): --output.file honoured, 4 ranks, 2 rounds"
 dir=$CMLBED_RESULTS/sweep-$sweep
 for method in fl pipar; do
-  check 'h5check "$dir/$method-50mbit.h5" $method 2 4 "uplink_rate = 50mbit" "seed = 2"' \
-    "sweep: $method-50mbit.h5 in one folder, rate and extra override applied"
+  for seed in 2 3; do
+    check 'h5check "$dir/$method-50mbit.seed$seed.h5" $method 2 4 "uplink_rate = 50mbit" "seed = $seed" "local_iterations = 2"' \
+      "sweep: $method-50mbit.seed$seed.h5 in one folder, rate, seed and extra override applied"
+  done
 done
-check '[[ $(ls "$dir"/*.h5 | wc -l) -eq 2 ]]' "sweep: exactly 2 results files"
+check '[[ $(ls "$dir"/*.h5 | wc -l) -eq 4 ]]' "sweep: exactly 4 results files"
 for ext in txt csv md; do
   check 'grep -qw fl "$dir/summary.$ext" && grep -qw pipar "$dir/summary.$ext"' "report: summary.$ext names fl and pipar"
 done
-for png in timeline-fl-50mbit timeline-pipar-50mbit idle accuracy; do
+check '/usr/bin/python3 -c "import csv, sys; n = sorted(r[\"n\"] for r in csv.DictReader(open(sys.argv[1]))); sys.exit(n != [\"2\", \"2\"])" "$dir/summary.csv"' \
+  "report: summary.csv has one row per method, each n = 2"
+for png in timeline-fl-50mbit.seed2 timeline-pipar-50mbit.seed3 idle accuracy; do
   check '[[ $(head -c 4 "$dir/$png.png" 2>/dev/null | tail -c 3) == PNG ]]' "report: $png.png is a PNG"
 done
-for name in fl-50mbit pipar-50mbit; do
+for name in fl-50mbit.seed2 pipar-50mbit.seed3; do
   check '/usr/bin/python3 -m json.tool "$dir/trace-$name.json" >/dev/null' "report: trace-$name.json is valid JSON"
 done
 # afterok: the report started no earlier than the last array element ended (scontrol

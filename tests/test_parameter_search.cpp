@@ -77,8 +77,9 @@ TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
   EXPECT_LE(result.chosen.round_s, best.round_s);
   EXPECT_NEAR(predicted(config, profile, result.choices), result.chosen.round_s, 1e-12);
   const std::size_t layers = model::layer_stats(model_options(config)).size();
+  const auto min_split = static_cast<std::size_t>(config.integer("plan.min_split"));
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
-    for (std::size_t split = 0; split <= layers; ++split) {
+    for (std::size_t split = min_split; split <= layers; ++split) {
       for (const int m : micro_batch_candidates(16)) {
         std::vector<DeviceChoice> changed = result.choices;
         changed[d] = {split, m};
@@ -111,6 +112,28 @@ TEST(ParameterSearch, MinSplitKeepsLayersOnTheDevices) {
   for (const DeviceChoice& c : result.choices) EXPECT_GE(c.split, 2u);
   settings.back().value = "99";
   EXPECT_THROW(search_plan(Config::resolve(settings, {}), server_profile(config), {300, 300, 300}), ConfigError);
+}
+
+// Split learning keeps raw samples on the device unless the user asks otherwise: with
+// fast links and a server 50x faster than the devices, split 0 (everything on the server)
+// predicts the shortest round, and the planner takes it only under plan.min_split = 0.
+TEST(ParameterSearch, RawSamplesStayOnTheDevicesByDefault) {
+  std::vector<RawSetting> settings = base_settings();
+  settings.push_back({"network.uplink_rate", "1gbit", "test"});
+  settings.push_back({"network.downlink_rate", "1gbit", "test"});
+  settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                [](const RawSetting& s) { return s.name.rfind("network.", 0) == 0 && s.value != "1gbit"; }),
+                 settings.end());
+  const Config config = Config::resolve(settings, {});
+  EXPECT_EQ(config.integer("plan.min_split"), 1);
+  for (const DeviceChoice& c : search_plan(config, server_profile(config), {300, 300, 300}).choices) {
+    EXPECT_GE(c.split, 1u);
+  }
+  settings.push_back({"plan.min_split", "0", "test"});
+  const Config centralised = Config::resolve(settings, {});
+  for (const DeviceChoice& c : search_plan(centralised, server_profile(centralised), {300, 300, 300}).choices) {
+    EXPECT_EQ(c.split, 0u) << "the test's premise: split 0 predicts the shortest round here";
+  }
 }
 
 TEST(ParameterSearch, SplitFedHasOneMicroBatch) {

@@ -78,6 +78,9 @@ TEST(Privacy, EpsilonOfTheGaussianMechanismMatchesTheRdpBound) {
     EXPECT_NEAR(gaussian_epsilon(sigma, releases, 1e-5), best, best * 1e-6) << sigma << " " << releases;
   }
   EXPECT_TRUE(std::isinf(gaussian_epsilon(0, 1, 1e-5)));
+  // Replace-one doubles the sensitivity: the epsilon of half the noise under add-remove.
+  EXPECT_DOUBLE_EQ(gaussian_epsilon(2.0, 7, 1e-5, 2.0), gaussian_epsilon(1.0, 7, 1e-5));
+  EXPECT_GT(gaussian_epsilon(1.0, 7, 1e-5, 2.0), gaussian_epsilon(1.0, 7, 1e-5));
   EXPECT_EQ(gaussian_epsilon(1, 0, 1e-5), 0);
 }
 

@@ -8,6 +8,7 @@
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/train/parameter_search.hpp"
 #include "cmlbed/train/profiler.hpp"
 #include "cmlbed/train/replanning.hpp"
@@ -159,7 +160,9 @@ std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
     const train::DeviceChoice& c = result.choices[d];
-    std::cout << "plan: device " << d + 1 << ": split " << c.split << ", " << c.micro_batches << " micro-batch"
+    std::cout << "plan: device " << d + 1 << ": split " << c.split
+              << (c.split == 0 ? std::string(" (") + kRawDataMark + ")" : std::string()) << ", " << c.micro_batches
+              << " micro-batch"
               << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
   }
   std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"

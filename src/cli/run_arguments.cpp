@@ -1,5 +1,6 @@
 #include "run_arguments.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 
 #include "cmlbed/base/parse_integer.hpp"
@@ -24,6 +25,24 @@ int parse_ranks(const std::string& value) {
   return static_cast<int>(*ranks);
 }
 
+int parse_repeats(const std::string& value) {
+  const std::optional<long long> repeats = parse_integer(value);
+  if (!repeats || *repeats < 1 || *repeats > 1000) {
+    throw ConfigError("run: --repeats '" + value + "' is not an integer in 1..1000; give the number of " +
+                      "seeds to run, e.g. --repeats 3 for experiment.seed, seed+1 and seed+2");
+  }
+  return static_cast<int>(*repeats);
+}
+
+// A command line names an option once (Config::resolve refuses a second): the repeat's
+// value takes the place of the user's.
+void replace_setting(std::vector<RawSetting>& settings, RawSetting setting) {
+  settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                [&](const RawSetting& s) { return s.name == setting.name; }),
+                 settings.end());
+  settings.push_back(std::move(setting));
+}
+
 }  // namespace
 
 po::options_description run_options() {
@@ -36,6 +55,11 @@ po::options_description run_options() {
       "ranks", po::value<std::string>()->value_name("N"),
       "with --dry-run: check and plan for N ranks (1 server + N-1 devices) without "
       "starting N processes; under mpirun it must equal -np")(
+      "repeats", po::value<std::string>()->value_name("N"),
+      "run the configuration N times, with experiment.seed = S, S+1, ..., S+N-1 (S: the "
+      "configured seed), one after another in this mpirun; each writes its own results "
+      "file, output.file with .seedS before .h5 (e.g. results/x.seed2.h5), which "
+      "`cmlbed-report summary` groups into one row with n and 95% intervals")(
       "resume", po::value<std::string>()->value_name("FILE"),
       "continue the run of results file FILE after its last checkpoint (FILE.ckpt), "
       "appending to FILE, under mpirun with the rank count FILE was written with; the "
@@ -110,9 +134,38 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
       args.resume_file = value;
     } else if (name == "ranks") {
       args.ranks = parse_ranks(value);
+    } else if (name == "repeats") {
+      args.repeats = parse_repeats(value);
     }
   });
+  if (args.repeats > 1 && !args.resume_file.empty()) {
+    throw ConfigError("run: --repeats cannot be combined with --resume: resume each seed's file on its own "
+                      "(cmlbed run --resume FILE.seedS.h5)");
+  }
   return args;
+}
+
+std::string seeded_output_path(const std::string& path, long long seed) {
+  const std::string suffix = ".seed" + std::to_string(seed);
+  const std::string extension = ".h5";
+  if (path.size() > extension.size() && path.compare(path.size() - extension.size(), extension.size(), extension) == 0) {
+    return path.substr(0, path.size() - extension.size()) + suffix + extension;
+  }
+  return path + suffix;
+}
+
+std::vector<std::vector<RawSetting>> repeat_settings(const std::vector<RawSetting>& settings, int repeats,
+                                                     long long first_seed, const std::string& output_file) {
+  if (repeats == 1) return {settings};
+  std::vector<std::vector<RawSetting>> all;
+  for (int k = 0; k < repeats; ++k) {
+    const long long seed = first_seed + k;
+    std::vector<RawSetting> repeat = settings;
+    replace_setting(repeat, {"experiment.seed", std::to_string(seed), "--repeats"});
+    if (!output_file.empty()) replace_setting(repeat, {"output.file", seeded_output_path(output_file, seed), "--repeats"});
+    all.push_back(std::move(repeat));
+  }
+  return all;
 }
 
 }  // namespace cmlbed::cli

@@ -18,6 +18,7 @@ struct RunArguments {
   bool dry_run = false;
   bool help = false;
   std::optional<int> ranks;          // --ranks N: plan a dry run for N ranks without mpirun
+  int repeats = 1;                   // --repeats N: the run with N consecutive seeds
   std::vector<RawSetting> settings;  // --section.key=value overrides
 };
 
@@ -40,5 +41,16 @@ RunArguments parse_run_arguments(int argc, const char* const* argv);
 // dry run started alone (so a 17-rank configuration can be checked without 17 processes).
 // Throws ConfigError when --ranks is given without --dry-run or disagrees with mpirun.
 int planned_ranks(const RunArguments& args, int mpi_size);
+
+// --repeats N: the results file of the repeat with seed `seed`: PATH.h5 -> PATH.seedS.h5
+// (any other name gets .seedS appended), so that the files of one configuration sort
+// together and `cmlbed-report summary` groups them by stripping the suffix.
+std::string seeded_output_path(const std::string& path, long long seed);
+
+// The settings of each repeat of --repeats N: `settings` with experiment.seed = first_seed
+// + k and, where `output_file` is not empty, output.file = seeded_output_path(output_file,
+// seed), for k = 0..N-1. With N = 1 the settings are returned as they are.
+std::vector<std::vector<RawSetting>> repeat_settings(const std::vector<RawSetting>& settings, int repeats,
+                                                     long long first_seed, const std::string& output_file);
 
 }  // namespace cmlbed::cli

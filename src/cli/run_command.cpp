@@ -130,8 +130,9 @@ void record_privacy(const Config& config, int devices, trace::ResultsFile& resul
   const double delta = config.real("privacy.delta");
   results.set_root_number("privacy_releases", static_cast<double>(releases));
   results.set_root_number("privacy_delta", delta);
-  results.set_root_number("privacy_epsilon",
-                          train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases, delta));
+  results.set_root_number("privacy_sensitivity", train::privacy_sensitivity(config));
+  results.set_root_number("privacy_epsilon", train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases,
+                                                                     delta, train::privacy_sensitivity(config)));
 }
 
 }  // namespace
@@ -149,6 +150,10 @@ int run_command(int argc, char** argv) {
   std::vector<RawSetting> file_settings;
   std::vector<RawSetting> auto_settings;  // the command line as given, autos included
   bool planning = false;                  // model.split or pipar.micro_batches = auto
+  // One entry per repeat (--repeats N; one without it): its configuration (autos replaced
+  // by placeholders) and its command line as given (planning).
+  std::vector<Config> repeats;
+  std::vector<std::vector<RawSetting>> auto_repeats;
   std::optional<std::string> error;
   const train::RunStamp started = train::now_stamp();
   try {
@@ -180,7 +185,16 @@ int run_command(int argc, char** argv) {
           if (planning) auto_settings.push_back(args.settings.back());
           config = Config::resolve(file_settings, args.settings);
         }
-        validate_config(*config, ranks, /*check_output=*/is_server && !args.dry_run);
+        // Every repeat is checked now, its output file included, so that the third seed
+        // cannot fail after two have run.
+        const long long seed = config->integer("experiment.seed");
+        const std::string output_file = config->text("output.file");
+        auto_repeats = repeat_settings(auto_settings, args.repeats, seed, output_file);
+        for (const auto& settings : repeat_settings(args.settings, args.repeats, seed, output_file)) {
+          repeats.push_back(Config::resolve(file_settings, settings));
+          validate_config(repeats.back(), ranks, /*check_output=*/is_server && !args.dry_run);
+        }
+        config = repeats.front();
         if (!planning) refuse_replan_without_auto(*config);
       }
       if (!args.dry_run) train::check_method_available(*config);
@@ -197,7 +211,7 @@ int run_command(int argc, char** argv) {
   if (args.help) {
     if (is_server) {
       std::cout << "Usage: mpirun -np N cmlbed run --config FILE [--section.key=value ...] "
-                   "[--dry-run [--ranks N]]\n"
+                   "[--repeats N] [--dry-run [--ranks N]]\n"
                    "       mpirun -np N cmlbed run --resume RESULTS.h5 [--experiment.rounds=R ...]\n\n"
                 << run_options() << "\n"
                 << config_options_description();
@@ -209,6 +223,12 @@ int run_command(int argc, char** argv) {
     if (!is_server) return 0;
     try {
       print_run_plan(*config, ranks - 1, std::cout);
+      if (repeats.size() > 1) {
+        std::cout << "note: --repeats " << repeats.size() << " runs this plan with experiment.seed = "
+                  << repeats.front().text("experiment.seed") << ".." << repeats.back().text("experiment.seed")
+                  << ", writing " << repeats.front().text("output.file") << " .. "
+                  << repeats.back().text("output.file") << "\n";
+      }
       if (planning) {
         std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
                      "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
@@ -220,13 +240,17 @@ int run_command(int argc, char** argv) {
     }
     return 0;
   }
-  try {
+  if (repeats.empty()) repeats = {*config};  // --resume: the one stored run
+  // One repeat: plan it (auto) and run it. Returns the exit status.
+  const auto run_repeat = [&](std::size_t k) {
+    config = repeats[k];
     std::optional<trace::ResultsFile::PlanTable> plan;
     std::optional<train::Replanner> replanner;
     if (planning) {
-      AutoChoice choice = choose_auto(*config, file_settings, auto_settings, ranks - 1, is_server);
-      args.settings = std::move(choice.cli_settings);
-      config = Config::resolve(file_settings, args.settings);
+      // Each seed is planned on its own: profiling is part of the method's cost and
+      // varies with the host as the rounds do.
+      AutoChoice choice = choose_auto(*config, file_settings, auto_repeats[k], ranks - 1, is_server);
+      config = Config::resolve(file_settings, choice.cli_settings);
       validate_config(*config, ranks, /*check_output=*/false);
       plan = std::move(choice.table);
       if (config->text("plan.replan") == "on_change") {
@@ -234,13 +258,31 @@ int run_command(int argc, char** argv) {
                           std::move(choice.plan));
       }
     }
-    return train::run_experiment(*config, mpi, config->text("output.file"), started,
+    return train::run_experiment(*config, mpi, config->text("output.file"), k == 0 ? started : train::now_stamp(),
                                  args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
                                  [&](trace::ResultsFile& results) {
                                    if (plan) results.write_plan(*plan);
                                    record_privacy(*config, ranks - 1, results);
                                  },
                                  replanner ? &*replanner : nullptr);
+  };
+  try {
+    for (std::size_t k = 0; k < repeats.size(); ++k) {
+      if (repeats.size() > 1 && is_server) {
+        std::cout << "cmlbed: repeat " << k + 1 << " of " << repeats.size() << ": experiment.seed = "
+                  << repeats[k].text("experiment.seed") << ", writing " << repeats[k].text("output.file")
+                  << std::endl;
+      }
+      const int status = run_repeat(k);
+      if (status != 0) {
+        if (is_server && k + 1 < repeats.size()) {
+          std::cerr << "cmlbed: repeat " << k + 1 << " of " << repeats.size() << " ended with status " << status
+                    << "; the remaining " << repeats.size() - k - 1 << " were not run" << std::endl;
+        }
+        return status;
+      }
+    }
+    return 0;
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.
     if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";

@@ -46,6 +46,10 @@ void print_run_plan(const Config& config, int devices, std::ostream& out) {
         << format_duration(config.duration_ns("network.delay", device)) << std::setw(10)
         << config.real("devices.slowdown", device) << parts[device - 1].size() << "\n";
   }
+  if (const std::vector<int> raw = devices_uploading_raw_samples(config, devices); !raw.empty()) {
+    out << "split 0 on " << raw.size() << " device(s): " << kRawDataMark
+        << " (every layer runs on the server: centralised training, not split learning)\n";
+  }
   out << std::right << "\nresolved configuration:\n" << config.to_ini();
 }
 

@@ -149,10 +149,11 @@ std::vector<OptionSpec> build_table() {
       option("plan.profile", T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
              "(`cmlbed profile`) instead of profiling before round 1"),
-      bounded(option("plan.min_split", T::integer, "0", "layer index",
+      bounded(option("plan.min_split", T::integer, "1", "layer index",
                      "with model.split = auto (and in `cmlbed plan`): the smallest split the "
-                     "planner may choose; 1 keeps at least one layer on every device, so raw "
-                     "samples never leave it (split 0 sends them)"),
+                     "planner may choose; the default 1 keeps at least one layer on every "
+                     "device, so raw samples never leave it; 0 lets the planner choose split "
+                     "0, which uploads raw samples (centralised training, not split learning)"),
               0, 10000),
       bounded(option("plan.host_cores", T::integer, "0", "cores",
                      "the simulator and planner: every rank runs on one host with this many "
@@ -259,6 +260,11 @@ std::vector<OptionSpec> build_table() {
       bounded(option("privacy.delta", T::real, "1e-5", "probability",
                      "delta of the (epsilon, delta) figure the results file records (gaussian)"),
               1e-300, 0.999999),
+      choice("privacy.adjacency", "add-remove", {"add-remove", "replace-one"},
+             "the neighbouring datasets the recorded epsilon is for: add-remove (one sample, "
+             "or fl: one device's data, present or absent; L2 sensitivity of a clipped "
+             "release C) or replace-one (one replaced by another; sensitivity 2C, so a larger "
+             "epsilon for the same noise)"),
 
       // [evaluation]
       choice("evaluation.scope", "global", {"global", "per-device"},

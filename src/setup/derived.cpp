@@ -89,6 +89,16 @@ net::LinkSpec link_spec(const Config& config, int device, LinkDirection directio
   return spec;
 }
 
+std::vector<int> devices_uploading_raw_samples(const Config& config, int devices) {
+  const std::string& method = config.text("experiment.method");
+  if (method != "sl" && method != "sfl" && method != "pipar") return {};  // no split (fl, transfer)
+  std::vector<int> raw;
+  for (int device = 1; device <= devices; ++device) {
+    if (config.integer("model.split", device) == 0) raw.push_back(device);
+  }
+  return raw;
+}
+
 std::string output_path(const Config& config, const std::string& started_at_compact) {
   const std::string& file = config.text("output.file");
   if (!file.empty()) return file;

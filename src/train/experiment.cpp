@@ -151,6 +151,12 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
               << " does not save checkpoints; output.checkpoint is ignored" << std::endl;
   }
 
+  if (const std::vector<int> raw = devices_uploading_raw_samples(config, devices); is_server && !raw.empty()) {
+    std::cerr << "cmlbed: note: " << method_name << " at split 0 on " << raw.size() << " of " << devices
+              << " device(s): " << kRawDataMark
+              << " (every layer runs on the server: centralised training, not split learning)" << std::endl;
+  }
+
   // Resuming: every rank takes its state from the checkpoint (rank 0 reads the file),
   // before the clocks are set and anything is timed.
   std::optional<ResumePoint> resume;

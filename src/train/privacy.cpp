@@ -63,14 +63,20 @@ torch::Tensor privatize_activation(const torch::Tensor& activation, const Privac
   return clipped + noise_like(clipped, settings.noise_multiplier * settings.clip, laplace, seed);
 }
 
-double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta) {
+double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta, double sensitivity) {
   if (noise_multiplier <= 0) return std::numeric_limits<double>::infinity();
   if (releases <= 0) return 0;
-  const double per_alpha = static_cast<double>(releases) / (2 * noise_multiplier * noise_multiplier);
+  // Noise sigma C against a sensitivity of s C is noise sigma / s against sensitivity 1.
+  const double sigma = noise_multiplier / sensitivity;
+  const double per_alpha = static_cast<double>(releases) / (2 * sigma * sigma);
   const double log_inverse_delta = std::log(1 / delta);
   // The minimum of per_alpha x alpha + L / (alpha - 1) over alpha > 1 is at
   // alpha = 1 + sqrt(L / per_alpha): per_alpha + 2 sqrt(per_alpha x L).
   return per_alpha + 2 * std::sqrt(per_alpha * log_inverse_delta);
+}
+
+double privacy_sensitivity(const Config& config) {
+  return config.text("privacy.adjacency") == "replace-one" ? 2.0 : 1.0;
 }
 
 std::int64_t privacy_releases(const Config& config, const std::vector<std::size_t>& samples) {

@@ -3,6 +3,8 @@
 // dataset, the model's options, the partition, each device's links, the output path.
 // It sits above config and the areas whose parts it builds (data, model, net), so
 // that none of them needs to know the configuration (docs/architecture.md).
+#include <vector>
+
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
@@ -26,6 +28,14 @@ enum class LinkDirection { uplink, downlink };
 // The emulated link of one device (1..N) in one direction, from [network] and
 // [device.K]. Throws std::invalid_argument for an unreadable or malformed rate trace.
 net::LinkSpec link_spec(const Config& config, int device, LinkDirection direction);
+
+// The devices (1..N) that upload raw samples: a method that splits the model (sl, sfl,
+// pipar) at split 0 runs every layer on the server, which is centralised training, not
+// split learning. Progress output and plans mark them.
+std::vector<int> devices_uploading_raw_samples(const Config& config, int devices);
+
+// The words every table and progress line puts beside a split of 0.
+inline constexpr const char* kRawDataMark = "raw data uploaded";
 
 // output.file, or results/<method>-<YYYYmmdd-HHMMSS>.h5 when it is empty.
 std::string output_path(const Config& config, const std::string& started_at_compact);

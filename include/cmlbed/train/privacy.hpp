@@ -46,10 +46,16 @@ torch::Tensor privatize_activation(const torch::Tensor& activation, const Privac
 torch::Tensor noise_like(const torch::Tensor& tensor, double scale, bool laplace, std::uint64_t seed);
 
 // (epsilon, delta) of `releases` Gaussian releases of one sample (or one device's update)
-// with noise_multiplier sigma (sensitivity = clip), composed with Renyi-DP and converted
-// with epsilon = min over alpha > 1 of releases x alpha / (2 sigma^2) + log(1/delta) /
-// (alpha - 1). No amplification by subsampling: an upper bound. Infinity for sigma = 0.
-double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta);
+// with noise_multiplier sigma and L2 sensitivity `sensitivity` clips (1: add-remove, 2:
+// replace-one; privacy_sensitivity), composed with Renyi-DP and converted with epsilon =
+// min over alpha > 1 of releases x alpha s^2 / (2 sigma^2) + log(1/delta) / (alpha - 1).
+// No amplification by subsampling: an upper bound. Infinity for sigma = 0.
+double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta, double sensitivity = 1);
+
+// The L2 sensitivity of one clipped release in units of privacy.clip under the
+// configured privacy.adjacency: C when a sample (fl: a device's data) is added or removed,
+// 2C when it is replaced by another (two vectors of norm <= C differ by up to 2C).
+double privacy_sensitivity(const Config& config);
 
 // How often one sample (split methods) or one device's update (fl) is released over the
 // run, at most: split methods, rounds x ceil(mini-batches per round x batch / samples)
