@@ -7,15 +7,17 @@ import numpy as np
 from . import stats
 from .errors import ReportError
 from .plotting import pyplot, save
-from .summary import compare_groups, group_runs, ratio_text
+from .summary import compare_groups, group_runs, ratio_text, raw_data_uploaded
 
 
 def group_labels(groups):
     """A group's name in a legend: its method, or with its label where methods repeat;
-    n where it holds several runs."""
+    n where it holds several runs; 'raw data uploaded' where a device ran at split 0."""
     methods = [g.method for g in groups]
     return [(g.method if methods.count(g.method) == 1 else "%s (%s)" % (g.method, g.label))
-            + (" n=%d" % g.n if g.n > 1 else "") for g in groups]
+            + (" n=%d" % g.n if g.n > 1 else "")
+            + (", split 0: raw data uploaded" if any(raw_data_uploaded(r) for r in g.runs) else "")
+            for g in groups]
 
 
 def _errors(rows, key):

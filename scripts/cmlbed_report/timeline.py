@@ -6,6 +6,7 @@ import numpy as np
 
 from .errors import ReportError
 from .plotting import pyplot, save
+from .summary import raw_data_uploaded
 
 KIND_COLOURS = {
     "forward": "#4C72B0", "backward": "#DD8452", "step": "#55A868", "send": "#8172B3",
@@ -167,8 +168,9 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([_row_label(run, *row) for row in reversed(rows)], fontsize=7)
     ax.set_ylim(-0.6, len(rows) - 0.1)
-    ax.set_title("%s: %s, %s, %d device(s); dashed = round start, dotted = round end"
-                 % (run.name, run.method, run.option("model.name"), run.devices),
+    ax.set_title("%s: %s, %s, %d device(s)%s; dashed = round start, dotted = round end"
+                 % (run.name, run.method, run.option("model.name"), run.devices,
+                    ", split 0: raw data uploaded" if raw_data_uploaded(run) else ""),
                  fontsize=9, loc="left")
     ax.grid(axis="x", lw=0.3, alpha=0.5)
     return {kind for _, kind, _ in bars}
