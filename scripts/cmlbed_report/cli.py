@@ -9,6 +9,7 @@ from .errors import ReportError
 EPILOG = """examples:
   cmlbed-report summary results/quickstart-*.h5
   cmlbed-report summary results/quickstart-*.seed*.h5 --csv runs.csv   # n, mean, _ci95
+  cmlbed-report summary --from-round 2 results/quickstart-*.h5   # rounds 2.. of each run
   cmlbed-report summary results/sweep-*/*.h5 --csv runs.csv --markdown runs.md
   cmlbed-report summary --brief --idle-causes results/quickstart-*.h5
   cmlbed-report timeline results/quickstart-{fl,sfl,pipar}.h5 --rounds 0 -o timeline.png
@@ -52,6 +53,12 @@ def _parser():
                               "with this one file (a path or a file name without .h5) "
                               "or group of seeds (its name without .seed<S>); "
                               "default: fl, or the first file when no run is fl")
+    summary.add_argument("--from-round", type=_round_number, default=1, metavar="K",
+                         help="average every figure over rounds K.. of each run (counted "
+                              "from 1; a run with fewer than K rounds keeps all of them, "
+                              "and the table says which); e.g. 2 leaves out round 1, which "
+                              "starts with full token buckets. Default 1: every round. "
+                              "The per-round tables still show every round")
     summary.add_argument("--brief", action="store_true",
                          help="only the across-runs table, not each run's rounds")
     summary.add_argument("--csv", metavar="OUT",
@@ -139,6 +146,17 @@ def _parser():
                          "point per run")
     c3.add_argument("--title", help="a title above the picture")
     return parser
+
+
+def _round_number(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("'%s' is not a round number: give an integer >= 1 "
+                                         "(rounds count from 1)" % text)
+    return value
 
 
 def _bytes_budget(text):
@@ -239,11 +257,13 @@ def run(args):
         return
     if args.command == "summary":
         runs = _runs_with_rounds(args.files)
-        rows = summary.compare_groups(summary.group_runs(runs), args.baseline)
+        rows = summary.compare_groups(summary.group_runs(runs), args.baseline,
+                                      from_round=args.from_round)
         for path in (args.csv, args.rounds_csv, args.markdown):
             if path:
                 _check_output(path)
-        sys.stdout.write(summary.report_text(runs, rows, per_round=not args.brief))
+        sys.stdout.write(summary.report_text(runs, rows, per_round=not args.brief,
+                                             from_round=args.from_round))
         if args.idle_causes:
             sys.stdout.write("\n" + idle_causes.report_text(runs))
         if args.csv:
@@ -251,7 +271,7 @@ def run(args):
         if args.rounds_csv:
             _write(args.rounds_csv, summary.rounds_csv(runs))
         if args.markdown:
-            text = summary.report_markdown(runs, rows)
+            text = summary.report_markdown(runs, rows, args.from_round)
             if args.idle_causes:
                 text += idle_causes.report_markdown(runs)
             _write(args.markdown, text)

@@ -28,9 +28,24 @@ SPLIT_METHODS = frozenset({"sl", "sfl", "pipar", "adasplit"})
 RAW_DATA_NOTE = "* split 0: raw data uploaded (centralised training, not split learning)"
 
 
-def run_numbers(run):
-    """One row of the across-runs table, as a dict of plain Python values."""
-    r = run.rounds
+def window(run, from_round=1):
+    """The /rounds rows a run's figures average over: rounds from_round.. (counted from
+    1, in file order), or every round when the run has fewer than from_round rounds
+    (a one-round run with from_round 2 keeps its one round). Returns (slice, first round
+    used, counted from 1)."""
+    if from_round < 1:
+        raise ReportError("the averaging window must start at round 1 or later (got %r)"
+                          % from_round)
+    if len(run.rounds) >= from_round:
+        return slice(from_round - 1, None), from_round
+    return slice(None), 1
+
+
+def run_numbers(run, from_round=1):
+    """One row of the across-runs table, as a dict of plain Python values, over the
+    rounds of window(run, from_round) (default: every round)."""
+    rows, first = window(run, from_round)
+    r = run.rounds[rows]
     wall = r["wall_s"]
     total = float(wall.sum())
     device_busy = r["busy_s"][:, 1:].sum(axis=0) if run.devices else np.zeros(1)
@@ -48,6 +63,8 @@ def run_numbers(run):
         "devices": run.devices,
         "links": _links_text(run),
         "rounds": len(r),
+        "first_round": first,
+        "window_fallback": first < from_round,
         "complete": run.complete,
         "mean_round_s": total / len(r),
         "total_s": total,
@@ -59,10 +76,10 @@ def run_numbers(run):
         "device_idle_pct": _percent(device_idle.mean(), total),
         "mb_up": float(r["bytes_up"].sum()) / 1e6,
         "mb_down": float(r["bytes_down"].sum()) / 1e6,
-        "messages_up": _total(run.scalar("messages_up")),
-        "messages_down": _total(run.scalar("messages_down")),
-        "server_tflops": _tflops(run, server=True),
-        "device_tflops": _tflops(run, server=False),
+        "messages_up": _total(run.scalar("messages_up"), rows),
+        "messages_down": _total(run.scalar("messages_down"), rows),
+        "server_tflops": _tflops(run, True, rows),
+        "device_tflops": _tflops(run, False, rows),
         "final_loss": float(loss[-1]) if len(loss) else math.nan,
         "final_accuracy": float(accuracy[-1]) if len(accuracy) else math.nan,
         "best_accuracy": float(accuracy.max()) if len(accuracy) else math.nan,
@@ -198,10 +215,10 @@ def _choose(units, baseline, any_seed):
     return chosen
 
 
-def compare(runs, baseline="fl"):
+def compare(runs, baseline="fl", from_round=1):
     """Rows of the across-runs table with speedup and idle reductions filled in, one per
     run (point ratios; compare_groups gives the table of repeated runs)."""
-    rows = [run_numbers(run) for run in runs]
+    rows = [run_numbers(run, from_round) for run in runs]
     numbers = {id(run): row for run, row in zip(runs, rows)}
     for run, base, row in zip(runs, choose_baselines(runs, baseline), rows):
         b = numbers[id(base)]
@@ -290,16 +307,18 @@ def _one_text(values):
     return distinct[0] if len(distinct) == 1 else "; ".join(str(v) for v in distinct)
 
 
-def group_numbers(group):
+def group_numbers(group, from_round=1):
     """One row of the across-groups table: the group's descriptive columns, n, seeds,
-    and for every figure its mean and 95% half-width (NaN for n = 1)."""
-    per_run = [run_numbers(run) for run in group.runs]
+    and for every figure its mean and 95% half-width (NaN for n = 1), each run's figures
+    over the rounds of window(run, from_round)."""
+    per_run = [run_numbers(run, from_round) for run in group.runs]
     row = {key: _one_text([p[key] for p in per_run])
            for key in ("method", "model", "split", "micro_batches", "links", "devices",
-                       "rounds")}
+                       "rounds", "first_round")}
     row.update(run=group.label, n=group.n, seeds=" ".join(group.seeds),
                complete=all(p["complete"] for p in per_run),
                raw_data_uploaded=any(p["raw_data_uploaded"] for p in per_run),
+               window_fallback=any(p["window_fallback"] for p in per_run),
                per_run=per_run)
     for key in FIGURES:
         row[key], row[key + "_ci95"], _ = stats.mean_ci([p[key] for p in per_run])
@@ -309,11 +328,12 @@ def group_numbers(group):
     return row
 
 
-def compare_groups(groups, baseline="fl"):
+def compare_groups(groups, baseline="fl", from_round=1):
     """Rows of the across-groups table with the ratios against each group's baseline
     group: `<ratio>` (point ratio of means), `_ci95_low`/`_ci95_high` (Fieller) and
-    `_verdict` (stats.ratio_of_means), and the stats.Ratio itself under `<ratio>_ratio`."""
-    rows = [group_numbers(g) for g in groups]
+    `_verdict` (stats.ratio_of_means), and the stats.Ratio itself under `<ratio>_ratio`.
+    from_round: every figure over rounds from_round.. of each run (window())."""
+    rows = [group_numbers(g, from_round) for g in groups]
     chosen = _choose([(g.label, g.runs) for g in groups], baseline, any_seed=True)
     for i, (row, b) in enumerate(zip(rows, chosen)):
         base = rows[b]
@@ -532,7 +552,18 @@ def _raw_data_note(rows):
     return RAW_DATA_NOTE + "\n" if any(row["raw_data_uploaded"] for row in rows) else ""
 
 
-def report_text(runs, rows, per_round):
+def window_note(rows, from_round):
+    """A line saying which rounds the figures average (nothing for the default, every
+    round), naming the rows that had too few rounds and kept all of theirs."""
+    if from_round <= 1:
+        return ""
+    short = [row["run"] for row in rows if row.get("window_fallback")]
+    return ("Figures over rounds %d.. of each run (--from-round %d)%s.\n" % (
+        from_round, from_round,
+        "; with fewer rounds than that, all rounds: %s" % ", ".join(short) if short else ""))
+
+
+def report_text(runs, rows, per_round, from_round=1):
     """`rows`: compare_groups' rows."""
     parts = []
     if per_round:
@@ -546,13 +577,15 @@ def report_text(runs, rows, per_round):
                  "in brackets)\n")
     parts.append(text_table(rows, GROUP_COLUMNS))
     parts.append(_raw_data_note(rows))
+    parts.append(window_note(rows, from_round))
     return "".join(parts)
 
 
-def report_markdown(runs, rows):
+def report_markdown(runs, rows, from_round=1):
     """`rows`: compare_groups' rows."""
     parts = ["## Runs\n\n", markdown_table(rows, _MARKDOWN_GROUP_COLUMNS), "\n",
              _raw_data_note(rows).replace("*", "\\*", 1),
+             ("\n" + window_note(rows, from_round)) if from_round > 1 else "",
              "\nSpeedup = baseline's mean round time / the run's; idle reductions compare "
              "idle seconds per round (idle = round wall time minus the union of compute). "
              "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
