@@ -5,7 +5,7 @@
 # group a table (Markdown), a picture (accuracy against GB and against client TFLOPs,
 # one point per run) and the budget accounting of every run (cmlbed-report c3).
 #
-#   scripts/adasplit-comparison.sh [--results DIR] [--only GROUPS] [-- OVERRIDES...]
+#   scripts/adasplit-comparison.sh [--results DIR] [--only GROUPS] [--repeats N] [-- OVERRIDES...]
 #   scripts/adasplit-comparison.sh --report-only [--results DIR]   # tables of what DIR holds
 #   scripts/adasplit-comparison.sh --list [--only GROUPS] [-- OVERRIDES...]   # the runs, one a line
 #
@@ -15,6 +15,8 @@
 #   eta      adasplit.ini with adasplit.selected in ETAS (default "1 3 5") x
 #            adasplit.orchestrator in ORCHESTRATORS (default "ucb random")
 # OVERRIDES (--section.key=value) go to every run, e.g. --experiment.rounds=2 for a try.
+# --repeats N (default 1) runs every run with N seeds (`cmlbed run --repeats N`:
+# NAME.seedS.h5 for experiment.seed = S..S+N-1); the tables list each seed's file.
 # Results (default results/adasplit): NAME.h5 per run (fl, ..., kappa-0.3, eta1-ucb, ...);
 # comparison.{md,png,json,txt}, kappa.*, eta.* per group with runs.
 # Budgets for the accounting: BANDWIDTH_BUDGET (default 10GB, 10^9 bytes a GB) and
@@ -28,7 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 
-results=results/adasplit groups=methods,kappa,eta mode=run overrides=()
+results=results/adasplit groups=methods,kappa,eta mode=run overrides=() repeats=1
 needs_value() {
   [[ $# -ge 2 && $2 != -* ]] ||
     { echo "adasplit-comparison.sh: $1 needs a value" >&2; usage >&2; exit 2; }
@@ -39,6 +41,8 @@ while [[ $# -gt 0 ]]; do
     --results=*) results=${1#--results=}; shift ;;
     --only) needs_value "$@"; groups=$2; shift 2 ;;
     --only=*) groups=${1#--only=}; shift ;;
+    --repeats) needs_value "$@"; repeats=$2; shift 2 ;;
+    --repeats=*) repeats=${1#--repeats=}; shift ;;
     --report-only) mode=report; shift ;;
     --list) mode=list; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -55,6 +59,8 @@ for g in "${group_list[@]}"; do
   esac
 done
 wants() { [[ ",$groups," == *",$1,"* ]]; }
+[[ $repeats =~ ^[1-9][0-9]*$ ]] ||
+  { echo "adasplit-comparison.sh: --repeats '$repeats' is not a positive integer" >&2; exit 2; }
 
 configs=configs/adasplit
 read -ra methods <<<"${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}"
@@ -118,8 +124,8 @@ compare() {
 write_report() {
   [[ -d $results ]] || { echo "adasplit-comparison.sh: no results folder $results" >&2; exit 1; }
   local method_files=() m
-  for m in "${methods[@]}"; do method_files+=("$results/$m.h5"); done
   shopt -s nullglob
+  for m in "${methods[@]}"; do method_files+=("$results/$m.h5" "$results/$m".seed*.h5); done
   compare comparison "methods on configs/adasplit (Fashion-MNIST, 5 devices, 2 classes each)" \
     "${method_files[@]}"
   compare kappa "AdaSplit: local fraction kappa" "$results"/kappa-*.h5
@@ -162,6 +168,7 @@ for line in "${runs[@]}"; do
   [[ -n $ranks ]] || { echo "adasplit-comparison.sh: $config has no '# ranks: N' first line" >&2; exit 1; }
   command=("$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run --config "$config"
            --output.file="$results/$name.h5" --output.overwrite=true "${extra[@]}")
+  ((repeats > 1)) && command+=(--repeats "$repeats")
   echo
   echo "== $name: ${command[*]}"
   start=$(date +%s.%N)

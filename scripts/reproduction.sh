@@ -5,6 +5,7 @@
 #
 #   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, DP, report
 #   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
+#   scripts/reproduction.sh --repeats N     # seeds per measured run (default 3; --quick: 2)
 #   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
 #   scripts/reproduction.sh --archive DIR   # where run digests are kept (default docs/reproduction-data)
 #   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,adasplit,report
@@ -20,20 +21,30 @@
 #   measured   real runs of the cells in MEASURED (default "vgg5:5,10,25,50,100
 #              mobilenetv3-small:5,100"; --full: every network at every rate), sfl and
 #              pipar with model.split = auto (pipar.micro_batches = auto) and the same profile
-#   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on,
-#              DP_REPEATS passes (default 2; medians in the report)
+#   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on, one
+#              pass per seed (the second pass in reverse order, and so on: the devices are
+#              paced by devices.slowdown, so the host's load drifts into every figure)
 #   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
 #              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
 #   adasplit   the AdaSplit comparison: the runs `scripts/adasplit-comparison.sh --list`
 #              names (configs/adasplit/: fl, sl, sfl, pipar, adasplit, the kappa and the
 #              eta x orchestrator sweeps; its ADASPLIT_METHODS, KAPPAS, ETAS, ORCHESTRATORS
-#              apply), about 30 minutes here, into adasplit/NAME.h5
+#              apply), about 30 minutes a seed here, into adasplit/NAME.seedS.h5
 #   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures; it
 #              first keeps a digest of every run that succeeded (every table of its results
 #              file but the timeline, a few KB) and copies of the profiles and plans in
 #              docs/reproduction-data/, which git keeps, and reads a run from there when its
 #              results file is gone: the report survives a fresh checkout, and one new run
 #              adds one cell (commit docs/reproduction-data/ with the report)
+# Seeds: every measured run (measured, dp, accuracy, adasplit) runs N seeds (--repeats N,
+# or REPEATS; default 3, --quick 2), experiment.seed = F..F+N-1 (F = FIRST_SEED, default
+# 1), each into NAME.seedS.h5 with its provenance NAME.seedS.h5.run.json: `cmlbed run
+# --repeats` for the seeds not done yet (dp: one pass per seed instead, see above). The
+# report groups the seeds of a run (cmlbed-report summary's groups) and gives n, mean and
+# 95% interval, every time figure over rounds 2.. of each run. Simulated cells are
+# deterministic: simulated once (NAME.h5). A measured run made before seeds (NAME.h5, as
+# older digests hold them) counts, as n = 1 with a warning, only while no NAME.seedS.h5
+# exists.
 # A run whose results file and provenance (FILE.h5.run.json) exist is not run again (--force
 # runs it again), so the script resumes, and results from the Slurm array (written to the
 # same folder) are folded in by the next report.
@@ -41,7 +52,7 @@
 # Environment: CMLBED (binary, default build/cmlbed), MPIEXEC (default mpirun; runs get
 # --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
 # (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
-# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, DP_REPEATS.
+# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, REPEATS, FIRST_SEED.
 # --full and the Slurm array run the heavy parts, accuracy and adasplit; the default run
 # does not (their kept digests still make their sections).
 set -euo pipefail
@@ -54,6 +65,7 @@ source scripts/host-slice.sh
 
 results=results/reproduction doc=docs/reproduction.md images=docs/images archive=""
 parts=profiles,simulate,measured,dp,report mode=run quick=false full=false force=false job=""
+repeats=${REPEATS:-}
 needs_value() {
   [[ $# -ge 2 && $2 != -* ]] || { echo "reproduction.sh: $1 needs a value" >&2; usage >&2; exit 2; }
 }
@@ -64,6 +76,7 @@ while [[ $# -gt 0 ]]; do
     --images) needs_value "$@"; images=$2; shift 2 ;;
     --archive) needs_value "$@"; archive=$2; shift 2 ;;
     --only) needs_value "$@"; parts=$2; shift 2 ;;
+    --repeats) needs_value "$@"; repeats=$2; shift 2 ;;
     --full) full=true; parts=profiles,simulate,measured,dp,accuracy,adasplit,report; shift ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
@@ -82,6 +95,13 @@ for p in "${part_list[@]}"; do
   esac
 done
 wants() { [[ ",$parts," == *",$1,"* ]]; }
+if [[ -z $repeats ]]; then
+  repeats=3
+  $quick && repeats=2
+fi
+first_seed=${FIRST_SEED:-1}
+[[ $repeats =~ ^[1-9][0-9]*$ && $first_seed =~ ^[0-9]+$ ]] ||
+  { echo "reproduction.sh: --repeats (REPEATS) must be a positive integer and FIRST_SEED an integer (got '$repeats', '$first_seed')" >&2; exit 2; }
 
 cmlbed=${CMLBED:-build/cmlbed}
 mpiexec=${MPIEXEC:-mpirun}
@@ -96,7 +116,6 @@ measured_default="vgg5:5,10,25,50,100 mobilenetv3-small:5,100"
 read -ra accuracy_networks <<<"${ACCURACY_NETWORKS:-vgg5 mobilenetv3-small}"
 read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
 accuracy_rounds=${ACCURACY_ROUNDS:-20}
-dp_repeats=${DP_REPEATS:-2}
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
 adasplit_groups=methods,kappa,eta adasplit_extra=()
 # DP settings of the report (docs/privacy.md): the split methods clip each sample's
@@ -137,24 +156,34 @@ $full && measured_default=$(for n in "${networks[@]}"; do printf '%s:%s ' "$n" "
 read -ra measured_cells <<<"${MEASURED:-$measured_default}"
 
 
-# provenance FILE START SECONDS STATUS COMMAND...: FILE.run.json says what produced FILE, when,
-# where and under what load; the report quotes it beside every number.
+# provenance FILES START SECONDS STATUS COMMAND...: FILE.run.json says what produced FILE,
+# when, where and under what load; the report quotes it beside every number.
+# With several files (the seeds of one `cmlbed run --repeats`), each gets the command's
+# provenance with "repeats" (how many files the command wrote; "seconds" is the whole
+# command's) and its own "seed".
 provenance() {
-  local file=$1 start=$2 seconds=$3 status=$4
+  local files=$1 start=$2 seconds=$3 status=$4
   shift 4
-  "$python" - "$file.run.json" "$start" "$seconds" "$status" "$(hostname)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+  "$python" - "$files" "$start" "$seconds" "$status" "$(hostname)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     "$(nproc)" "$("$cmlbed" --version 2>/dev/null | head -1)" "$@" <<'PY'
-import json, sys
-out, start, seconds, status, host, load, cores, version, *command = sys.argv[1:]
-json.dump({"command": command, "started": start, "seconds": float(seconds), "status": int(status),
-           "host": host, "load_after": load, "cores": int(cores), "cmlbed": version},
-          open(out, "w"), indent=1)
+import json, re, sys
+files, start, seconds, status, host, load, cores, version, *command = sys.argv[1:]
+files = files.split("\n")
+for path in files:
+    record = {"command": command, "started": start, "seconds": float(seconds), "status": int(status),
+              "host": host, "load_after": load, "cores": int(cores), "cmlbed": version}
+    seed = re.search(r"\.seed(\d+)\.h5$", path)
+    if seed:
+        record.update(seed=int(seed.group(1)), repeats=len(files))
+    json.dump(record, open(path + ".run.json", "w"), indent=1)
 PY
 }
 done_already() { ! $force && [[ -s $1 && -s $1.run.json ]] && grep -q '"status": 0' "$1.run.json"; }
 
-# record FILE LOG COMMAND...: runs the command (niced), its output in LOG, and writes
-# FILE.run.json; a failure is reported and recorded, and the script goes on.
+# record FILES LOG COMMAND...: runs the command (niced), its output in LOG, and writes
+# FILE.run.json for each of FILES (newline-separated); a failure is reported and recorded
+# (for every file of the command: a failed `--repeats` run is run again whole), and the
+# script goes on.
 failures=0
 record() {
   local file=$1 log=$2
@@ -171,6 +200,39 @@ record() {
     tail -5 "$log" >&2
   fi
   return 0
+}
+
+# seed_file BASE S: the results file of seed S of BASE.h5, as `cmlbed run --repeats` names it.
+seed_file() { echo "${1%.h5}.seed$2.h5"; }
+
+# record_seeds LABEL BASE.h5 COMMAND...: runs the `cmlbed run` COMMAND (without
+# --output.file) for every seed first_seed..first_seed+repeats-1 whose BASE.seedS.h5 is
+# not done yet: one command per block of consecutive missing seeds, with
+# --experiment.seed=S and --repeats K (K = the block's length; for one seed the file name
+# is given in full, since --repeats 1 would not add .seedS). Logs: BASE.seedS.log (S the
+# block's first seed). Prints "LABEL (seeds S..T)" before each block.
+record_seeds() {
+  local label=$1 base=$2
+  shift 2
+  local s last=$((first_seed + repeats - 1)) block=()
+  for ((s = first_seed; s <= last + 1; s++)); do
+    if ((s <= last)) && ! done_already "$(seed_file "$base" $s)"; then
+      block+=("$s")
+      continue
+    fi
+    ((${#block[@]} > 0)) || continue
+    local first=${block[0]} count=${#block[@]} files="" out seed_args
+    for out in "${block[@]}"; do files+="${files:+$'\n'}$(seed_file "$base" "$out")"; done
+    if ((count == 1)); then
+      seed_args=(--experiment.seed="$first" --output.file="$(seed_file "$base" "$first")")
+      echo "$label (seed $first)"
+    else
+      seed_args=(--experiment.seed="$first" --repeats "$count" --output.file="$base")
+      echo "$label (seeds $first..$((first + count - 1)))"
+    fi
+    record "$files" "${base%.h5}.seed$first.log" "$@" "${seed_args[@]}"
+    block=()
+  done
 }
 
 profile_of() { echo "$results/profiles/$1.json"; }
@@ -261,9 +323,8 @@ run_measured_cell() {  # NET RATE
   profile=$(profile_of "$net")
   read -ra cell <<<"$(cell_args "$net" "$rate")"
   for method in "${methods[@]}"; do
-    local name=$net-${rate}mbit-$method out auto=()
+      local name=$net-${rate}mbit-$method out auto=()
     out=$results/measured/$name.h5
-    done_already "$out" && continue
     if [[ -s $profile ]]; then
       [[ $method != fl ]] && auto=(--model.split=auto --plan.profile="$profile")
       [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
@@ -276,10 +337,9 @@ run_measured_cell() {  # NET RATE
       auto=(--model.split="$(ini_value "$fixed" model split)")
       [[ $method == pipar ]] && auto+=(--pipar.micro_batches="$(ini_value "$fixed" pipar micro_batches)")
     fi
-    echo "measured: $name"
-    record "$out" "$results/measured/$name.log" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
+    record_seeds "measured: $name" "$out" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
       --config "$grid_config" --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" \
-      --output.file="$out" --output.overwrite=true
+      --output.overwrite=true
   done
 }
 run_measured() {
@@ -291,29 +351,32 @@ run_measured() {
   done
 }
 
-# The main job with DP off and on, DP_REPEATS times (default 2): its devices are paced
-# by devices.slowdown, so a round follows this machine's load (one pass here gave FL
-# rounds of 11.0 s with DP off and 6.5 s with DP on, the load moving in between); later
-# passes run the methods and DP settings in reverse order, and the report takes medians.
+# The main job with DP off and on, one pass per seed: its devices are paced by
+# devices.slowdown, so a round follows this machine's load (one pass here gave FL rounds
+# of 11.0 s with DP off and 6.5 s with DP on, the load moving in between). So each pass
+# runs the six configurations with one seed, every second pass in reverse order, rather
+# than `--repeats` (which would run one configuration's seeds back to back); the files
+# are named as --repeats names them (main-M-dpX.seedS.h5), and the report groups them.
 run_dp() {
-  local method dp repeat
-  for ((repeat = 1; repeat <= dp_repeats; repeat++)); do
-    local order=() suffix=""
-    ((repeat > 1)) && suffix=-r$repeat
+  local method dp seed pass=0
+  for ((seed = first_seed; seed < first_seed + repeats; seed++)); do
+    pass=$((pass + 1))
+    local order=()
     for method in "${methods[@]}"; do for dp in off on; do order+=("$method $dp"); done; done
-    ((repeat % 2 == 0)) && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
+    ((pass % 2 == 0)) && mapfile -t order < <(printf '%s\n' "${order[@]}" | tac)
     local pair
     for pair in "${order[@]}"; do
       method=${pair% *} dp=${pair#* }
-      local out=$results/dp/main-$method-dp$dp$suffix.h5 privacy=()
+      local out privacy=()
+      out=$(seed_file "$results/dp/main-$method-dp$dp.h5" $seed)
       done_already "$out" && continue
       if [[ $dp == on ]]; then
         if [[ $method == fl ]]; then privacy=("${dp_fl[@]}"); else privacy=("${dp_split[@]}"); fi
       fi
-      echo "dp: main job, $method, DP $dp, pass $repeat"
-      record "$out" "$results/dp/main-$method-dp$dp$suffix.log" "$mpiexec" --oversubscribe -np 4 "$cmlbed" run \
+      echo "dp: main job, $method, DP $dp, seed $seed (pass $pass)"
+      record "$out" "${out%.h5}.log" "$mpiexec" --oversubscribe -np 4 "$cmlbed" run \
         --config configs/quickstart/$method.ini --output.checkpoint=0 "${dp_extra[@]}" "${privacy[@]}" \
-        --output.file="$out" --output.overwrite=true
+        --experiment.seed="$seed" --output.file="$out" --output.overwrite=true
     done
   done
 }
@@ -325,15 +388,13 @@ run_accuracy_one() {  # DATASET NET
   for method in "${methods[@]}"; do
     for dp in off on; do
       local out=$results/accuracy/$dataset-$net-$method-dp$dp.h5 privacy=()
-      done_already "$out" && continue
       if [[ $dp == on ]]; then
         if [[ $method == fl ]]; then privacy=("${dp_acc_fl[@]}"); else privacy=("${dp_acc_split[@]}"); fi
       fi
-      echo "accuracy: $dataset, $net, $method, DP $dp"
-      record "$out" "$results/accuracy/$dataset-$net-$method-dp$dp.log" "$mpiexec" --oversubscribe -np 4 \
+      record_seeds "accuracy: $dataset, $net, $method, DP $dp" "$out" "$mpiexec" --oversubscribe -np 4 \
         "$cmlbed" run --config "$accuracy_config" --experiment.method=$method --model.name="$net" \
         --experiment.rounds="$accuracy_rounds" "${data[@]}" "${accuracy_extra[@]}" "${privacy[@]}" \
-        --output.file="$out" --output.overwrite=true
+        --output.overwrite=true
     done
   done
 }
@@ -345,20 +406,19 @@ run_accuracy() {
 }
 
 # The AdaSplit comparison's runs (scripts/adasplit-comparison.sh --list: NAME CONFIG
-# OVERRIDES..., one a line), each into adasplit/NAME.h5 with its provenance. The report
-# tables them as adasplit-comparison.sh does (cmlbed-report c3's definitions).
+# OVERRIDES..., one a line), each seed into adasplit/NAME.seedS.h5 with its provenance.
+# The report tables them with cmlbed-report c3's definitions, as adasplit-comparison.sh
+# does, and the seeds' means and intervals.
 run_adasplit_one() {  # LINE
   local words name config ranks
   read -ra words <<<"$1"
   name=${words[0]} config=${words[1]}
   local out=$results/adasplit/$name.h5
-  done_already "$out" && return 0
   ranks=$(config_ranks "$config")
   [[ -n $ranks ]] || { echo "adasplit: $config has no '# ranks: N' first line" >&2; failures=$((failures + 1)); return 0; }
-  echo "adasplit: $name"
-  record "$out" "$results/adasplit/$name.log" "$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run \
+  record_seeds "adasplit: $name" "$out" "$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run \
     --config "$config" --output.checkpoint=0 "${adasplit_extra[@]}" "${words[@]:2}" \
-    --output.file="$out" --output.overwrite=true
+    --output.overwrite=true
 }
 adasplit_runs() { bash scripts/adasplit-comparison.sh --list --only "$adasplit_groups"; }
 run_adasplit() {
@@ -379,7 +439,7 @@ run_report() {
     --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
     --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
     --adasplit-methods "${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}" \
-    --cmlbed "$cmlbed" --archive "$archive"
+    --repeats "$repeats" --from-round 2 --cmlbed "$cmlbed" --archive "$archive"
 }
 
 # The heavy parts as independent jobs (one Slurm array element each): the measured cells

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The reproduction report (docs/reproduction.md) from the results that
 scripts/reproduction.sh left in its results folder: the PiPar grid (measured and
-simulated cells, measured-vs-simulated errors), DP on the main job, accuracy, and the
-AdaSplit comparison. Every figure comes from results files of this cmlbed through
-scripts/cmlbed-report's own definitions (cmlbed_report.summary.compare: round time,
-speedup, idle = round wall time minus the union of compute); each run's command, date,
-machine and load come from the FILE.run.json the script wrote beside it.
+simulated cells, measured-vs-simulated errors), DP on the main job, accuracy, the
+AdaSplit comparison, and what we conclude about each claim of the two papers. Every
+figure comes from results files of this cmlbed through scripts/cmlbed-report's own
+definitions: the seeds of a run are grouped by cmlbed_report.summary.group_runs, and
+means, 95% intervals (Student t) and ratios of means (Fieller) come from
+summary.compare_groups and stats (docs/statistics.md), over rounds 2.. of each run
+(--from-round); each run's command, date, machine and load come from the FILE.run.json
+the script wrote beside it.
 
 Run it through scripts/reproduction.sh (which passes the settings it ran with); it needs
 h5py, numpy and matplotlib (Debian: python3-h5py python3-numpy python3-matplotlib) and
@@ -60,10 +63,12 @@ import numpy as np  # noqa: E402
 warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without cells
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from cmlbed_report import stats  # noqa: E402
 from cmlbed_report.archive import Archive  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
 from cmlbed_report.c3 import budget_numbers  # noqa: E402
-from cmlbed_report.summary import compare, run_numbers  # noqa: E402
+from cmlbed_report.summary import (RAW_DATA_NOTE, compare_groups, group_runs,  # noqa: E402
+                                   ratio_text)
 from cmlbed_report.tradeoff import comparison_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -73,12 +78,28 @@ PIPAR_PAPER = {"speedup": 34.6, "idle_reduction": 64.1,
                "source": "PiPar (Zhang et al., JPDC 193, 2024; arXiv 2302.12803), as quoted "
                          "in ../shared/DESIGN.md"}
 ADASPLIT_PAPER = [  # method, accuracy %, GB; CIFAR-10 class-wise, 5 clients, LeNet
-    ("adasplit", 91.6, 3.6), ("sfl", 65.8, 29.5), ("sl", 70.9, 26.0)]
+    ("adasplit", 91.63, 3.63), ("sfl", 65.76, 29.51), ("sl", 70.93, 25.98)]
+ADASPLIT_PAPER_BYTES_RATIO = 29.51 / 3.63  # SplitFed's GB / AdaSplit's: 8.13x
 # scripts/adasplit-comparison.sh's budgets (10 GB, 5 TFLOP): they do not change the
 # figures tabled here (final accuracy, totals), only c3's within-budget columns.
 ADASPLIT_BUDGETS = (10e9, 5e12)
 ADASPLIT_PAPER_SOURCE = ("AdaSplit (Chopra et al., arXiv 2112.01637), CIFAR-10 class-wise "
                          "split, 5 clients, LeNet; as quoted in ../shared/DESIGN.md")
+# The option that makes a split baseline personalised (each device keeps its own
+# device-side model and is scored on its own classes), as issue 38 names it. Runs
+# without it (or with it false) deploy one global model.
+PERSONALISED_OPTION = "train.personalised"
+# The margins of the two claims that are about equality, not direction (stated in the
+# report next to each verdict): "same accuracy" holds when every interval of PiPar's
+# final accuracy over FL's lies within 1 +- ACCURACY_MARGIN; "8.13x fewer bytes" when our
+# interval of SplitFed's bytes over AdaSplit's meets 8.13x within +-BYTES_FACTOR_TOLERANCE.
+ACCURACY_MARGIN = 0.02
+BYTES_FACTOR_TOLERANCE = 0.10
+PREDICTION_ACCURACY_DOC = os.path.join(ROOT, "docs", "prediction-accuracy.md")
+
+CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE = "confirmed", "not confirmed", "not testable here"
+# Verdicts of stats.ratio_of_means that carry an interval (or the bound of "> X").
+WITH_INTERVAL = (stats.ABOVE_1, stats.BELOW_1, stats.NO_DIFFERENCE, stats.LOWER_BOUND)
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -113,41 +134,368 @@ def _refs(ids):
     return "[%s]" % ", ".join(parts)
 
 
-def grid_files(store, source):
-    """{(net, rate, method): Entry} of <results>/<source>/NET-RATEmbit-METHOD.h5."""
-    out = {}
-    for path in store.glob(os.path.join(source, "*.h5")):
-        m = re.match(r"(.+)-(\d+(?:\.\d+)?)mbit-(fl|sfl|pipar)(-p1)?\.h5$", os.path.basename(path))
-        if m:
-            out[(m.group(1), float(m.group(2)), m.group(3) + (m.group(4) or ""))] = store.entry(path)
-    return out
+SEED_SUFFIX = re.compile(r"\.seed(\d+)\.h5$")
+GRID_STEM = re.compile(r"^(.+)-(\d+(?:\.\d+)?)mbit-(fl|sfl|pipar)(-p1)?$")
+DP_STEM = re.compile(r"^main-(fl|sfl|pipar)-dp(on|off)(?:-r\d+)?$")
 
 
-def cell_numbers(entries):
-    """compare() of fl, sfl, pipar of one cell (FL the baseline); None if one is missing."""
-    runs = [entries.get(m) and entries[m].load() for m in METHODS]
-    if any(r is None for r in runs):
+class RunSet:
+    """The runs of one name: its seed files NAME.seedS.h5 (`cmlbed run --repeats`), or,
+    while there is none, what was made before seeds: NAME.h5 (and, for DP, its passes
+    NAME-rK.h5), marked legacy. Files of another name never mix in."""
+
+    def __init__(self, seeded, legacy):
+        self.entries = sorted(seeded or legacy, key=lambda e: e.path)
+        self.legacy = not seeded and bool(legacy)
+        self.superseded = legacy if seeded else []
+
+    def ok_entries(self):
+        return [e for e in self.entries if e.load() is not None]
+
+    def runs(self):
+        return [e.run for e in self.ok_entries()]
+
+
+def run_sets(store, folder, key_of):
+    """{key: RunSet} of <results>/<folder>/*.h5 (or their kept digests); key_of(stem)
+    gives the key of a file name without .seedS and .h5, or None to leave it out."""
+    seeded, legacy = {}, {}
+    for path in store.glob(os.path.join(folder, "*.h5")):
+        base = os.path.basename(path)
+        m = SEED_SUFFIX.search(base)
+        key = key_of(base[:m.start()] if m else base[:-len(".h5")])
+        if key is not None:
+            (seeded if m else legacy).setdefault(key, []).append(store.entry(path))
+    return {k: RunSet(seeded.get(k, []), legacy.get(k, [])) for k in set(seeded) | set(legacy)}
+
+
+def grid_key(stem):
+    m = GRID_STEM.match(stem)
+    return (m.group(1), float(m.group(2)), m.group(3) + (m.group(4) or "")) if m else None
+
+
+def dp_key(stem):
+    m = DP_STEM.match(stem)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def grouped(run_lists):
+    """({method: Group}, {method: [Group, ...]}) of {method: [Run, ...]}: the runs
+    grouped by summary.group_runs (same configuration but the seed). Where one method's
+    seeds fall into several groups (e.g. `auto` chose differently for one seed), the
+    largest is used and all are returned in the second dict."""
+    runs = [r for method in run_lists for r in run_lists[method]]
+    by_method = {}
+    for group in group_runs(runs):
+        by_method.setdefault(group.method, []).append(group)
+    chosen, split = {}, {}
+    for method, groups in by_method.items():
+        groups = sorted(groups, key=lambda g: -g.n)
+        chosen[method] = groups[0]
+        if len(groups) > 1:
+            split[method] = groups
+    return chosen, split
+
+
+def compare_methods(groups, order, baseline, from_round):
+    """{method: compare_groups row} of groups[m] for m in order (those present), each
+    against groups[baseline] (matched by its label), over rounds from_round.. ."""
+    present = [m for m in order if m in groups]
+    rows = compare_groups([groups[m] for m in present], baseline=groups[baseline].label,
+                          from_round=from_round)
+    return dict(zip(present, rows))
+
+
+def heterogeneous(run):
+    """Whether the run's devices differ in speed (per-device devices.flops or slowdown)."""
+    return any(len(set(run.device_values(key))) > 1
+               for key in ("devices.flops", "devices.slowdown"))
+
+
+def per_round(row, key):
+    """A group's mean of the per-run value key / rounds (its figures are totals over the
+    window) with its 95% half-width."""
+    mean, half, _ = stats.mean_ci([p[key] / p["rounds"] for p in row["per_run"]])
+    return mean, half
+
+
+def supported(ratio):
+    """The figure a ratio establishes above 1: the point ratio when its whole interval
+    lies above 1, X when it is "> X" with X > 1; None otherwise."""
+    if ratio.verdict == stats.ABOVE_1:
+        return ratio.value
+    if ratio.verdict == stats.LOWER_BOUND and ratio.bound > 1:
+        return ratio.bound
+    return None
+
+
+def largest_supported(items):
+    """(ratio, where) of items [(stats.Ratio, where), ...] with the largest supported()
+    figure, or None when no interval lies above 1."""
+    best = [(supported(r), r, w) for r, w in items if supported(r) is not None]
+    if not best:
         return None
-    rows = compare(runs, baseline=runs[0].path)
-    return dict(zip(METHODS, rows)), dict(zip(METHODS, runs))
+    _, ratio, where = max(best, key=lambda t: t[0])
+    return ratio, where
 
 
-def _settled(run):
-    acc = run.rounds["test_accuracy"]
-    acc = acc[~np.isnan(acc)][-5:]
-    return "range %.3f" % (acc.max() - acc.min()) if len(acc) else "-"
+def _upper(ratio):
+    """The upper end of a ratio's interval (inf for "> X")."""
+    return math.inf if ratio.verdict == stats.LOWER_BOUND else ratio.high
 
 
-def _number_or_text(value):
-    """Sort key of a table cell: numbers by value, before text."""
+def band_interval(value, band):
+    """A simulated ratio's range when each of its two round times may be off by up to
+    `band` (a fraction): [value (1 - band) / (1 + band), value (1 + band) / (1 - band)]."""
+    return value * (1 - band) / (1 + band), value * (1 + band) / (1 - band)
+
+
+def simulator_band(path=PREDICTION_ACCURACY_DOC):
+    """The simulator's validated round-time error from docs/prediction-accuracy.md: a dict
+    with median and largest |error| (fractions), rows within / rows, when the table was
+    generated; None when the page cannot be read or parsed."""
     try:
-        return (0, float(value), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(value))
+        text = open(path, encoding="utf-8").read()
+    except OSError:
+        return None
+    m = re.search(r"(\d+) of (\d+) rows within both goals; median \|error\| of the round time "
+                  r"([0-9.]+)%, largest ([0-9.]+)%", text)
+    if not m:
+        return None
+    when = re.search(r"^Generated by .*? on (\S+ \S+ UTC)", text, re.M)
+    return {"within": int(m.group(1)), "rows": int(m.group(2)),
+            "median": float(m.group(3)) / 100, "largest": float(m.group(4)) / 100,
+            "generated": when.group(1) if when else "?",
+            "source": os.path.relpath(path, ROOT)}
 
 
-def _epsilon(run):
-    return float(run.attrs["privacy_epsilon"]) if "privacy_epsilon" in run.attrs else None
+# --- conclusions: each claim's verdict, computed from the evidence ------------------------
+def _where_text(item):
+    ratio, where = item
+    return "%s (%s)" % (ratio_text(ratio), where)
+
+
+def gain_verdicts(items, noun):
+    """The direction of a PiPar gain (noun: 'speedup', ...) over measured cells with split
+    >= 1. items: [(stats.Ratio, where)]. Returns (verdict, evidence, reason)."""
+    if not items:
+        return NOT_TESTABLE, "-", "no measured cell with split >= 1 (raw data on the device)"
+    with_interval = [i for i in items if i[0].verdict in WITH_INTERVAL]
+    if not with_interval:
+        return (NOT_TESTABLE, "; ".join(_where_text(i) for i in items[:3]),
+                "all %d measured cells with split >= 1 have n = 1 on a side: no interval "
+                "(at least 2 seeds per run are needed)" % len(items))
+    best = largest_supported(with_interval)
+    if best:
+        above = sum(1 for r, _ in with_interval if supported(r) is not None)
+        return (CONFIRMED, _where_text(best),
+                "%d of %d measured cells with split >= 1 (and an interval) have the %s's "
+                "95%% interval above 1; the largest is cited" % (above, len(with_interval), noun))
+    counts = {}
+    for r, _ in with_interval:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    top = max(with_interval, key=lambda i: _upper(i[0]))
+    parts = ["%d %s" % (counts[v], text) for v, text in (
+        (stats.NO_DIFFERENCE, "no difference measured"), (stats.BELOW_1, "below 1"),
+        (stats.LOWER_BOUND, "only '> X' with X <= 1 (the denominator's interval reaches 0)"))
+        if counts.get(v)]
+    return (NOT_CONFIRMED, _where_text(top),
+            "no measured cell with split >= 1 has the %s's interval above 1 (%d cells: %s); "
+            "the one reaching highest is cited" % (noun, len(with_interval), ", ".join(parts)))
+
+
+def magnitude_verdicts(items, noun, paper):
+    """The paper's figure ('up to 34.6x') against the measured cells with split >= 1:
+    confirmed when some cell's interval above 1 reaches it (its upper end, or X of
+    "> X", at least the paper's figure)."""
+    direction = gain_verdicts(items, noun)
+    if direction[0] == NOT_TESTABLE:
+        return direction
+    with_interval = [i for i in items if i[0].verdict in WITH_INTERVAL]
+    if direction[0] == NOT_CONFIRMED:
+        return (NOT_CONFIRMED, direction[1], "no %s is established at all: %s"
+                % (noun, direction[2]))
+    reaching = [(r, w) for r, w in with_interval
+                if (r.verdict == stats.ABOVE_1 and r.high >= paper)
+                or (r.verdict == stats.LOWER_BOUND and r.bound >= paper)]
+    if reaching:
+        ratio, where = largest_supported(reaching)
+        low = ratio.bound if ratio.verdict == stats.LOWER_BOUND else ratio.low
+        if low >= paper:
+            reason = "the whole interval lies at or above the paper's %.1fx" % paper
+        else:
+            reason = ("the interval holds the paper's %.1fx: our largest %s is consistent with "
+                      "it, not shown to be larger or smaller" % (paper, noun))
+        return CONFIRMED, _where_text((ratio, where)), reason
+    best = largest_supported(with_interval)
+    ratio = best[0]
+    reach = ("only '> %.2fx' is established there (the denominator's interval reaches 0)"
+             % ratio.bound if ratio.verdict == stats.LOWER_BOUND else
+             "its interval ends at %.2fx" % ratio.high)
+    return (NOT_CONFIRMED, _where_text(best),
+            "the largest %s whose interval lies above 1 stays below the paper's %.1fx: %s"
+            % (noun, paper, reach))
+
+
+def accuracy_verdicts(items, margin=ACCURACY_MARGIN):
+    """'Same accuracy as FL' from [(ratio of PiPar's final accuracy over FL's, where)]:
+    confirmed when every interval lies within 1 +- margin; not confirmed when one
+    excludes 1 or is too wide to tell."""
+    if not items:
+        return (NOT_TESTABLE, "-", "no accuracy runs of PiPar and FL (DP off) in the data "
+                "(scripts/reproduction.sh --only accuracy,report)")
+    with_interval = [i for i in items if i[0].verdict in WITH_INTERVAL]
+    if len(with_interval) < len(items):
+        return (NOT_TESTABLE, "; ".join(_where_text(i) for i in items),
+                "%d of %d groups have n = 1 on a side: no interval"
+                % (len(items) - len(with_interval), len(items)))
+    differ = [i for i in with_interval if i[0].verdict in (stats.ABOVE_1, stats.BELOW_1)]
+    if differ:
+        return (NOT_CONFIRMED, "; ".join(_where_text(i) for i in differ),
+                "PiPar's final accuracy differs from FL's: the interval excludes 1 in %d of "
+                "%d groups" % (len(differ), len(with_interval)))
+    wide = [i for i in with_interval if i[0].verdict == stats.LOWER_BOUND
+            or i[0].low < 1 - margin or i[0].high > 1 + margin]
+    if wide:
+        return (NOT_CONFIRMED, "; ".join(_where_text(i) for i in wide),
+                "no difference measured, but the interval is wider than 1 +- %.0f%% in %d of "
+                "%d groups: these seeds cannot tell the accuracies apart at that margin"
+                % (100 * margin, len(wide), len(with_interval)))
+    return (CONFIRMED, "; ".join(_where_text(i) for i in with_interval),
+            "every interval of PiPar's final accuracy over FL's lies within 1 +- %.0f%% (%d "
+            "groups, DP off)" % (100 * margin, len(with_interval)))
+
+
+def condition_verdicts(items, condition, runs_seen):
+    """A gain 'also with <condition>' from the measured cells that have it:
+    gain_verdicts on their speedups, or not testable when no run of the data has it."""
+    if not items:
+        return (NOT_TESTABLE, "-", "none of the %d measured runs behind this report has %s"
+                % (runs_seen, condition))
+    return gain_verdicts(items, "speedup")
+
+
+def dp_verdicts(dp):
+    """'The gain holds with DP' from the DP part: {"on": {"speedup": Ratio, "idle":
+    Ratio}, "off": {...}} or None."""
+    if not dp or "on" not in dp:
+        return (NOT_TESTABLE, "-", "the DP part has not run "
+                "(scripts/reproduction.sh --only dp,report)")
+    on = dp["on"]["speedup"]
+    evidence = "speedup vs FL with DP on %s, off %s; server idle reduction on %s" % (
+        ratio_text(on), ratio_text(dp["off"]["speedup"]) if "off" in dp else "-",
+        ratio_text(dp["on"]["idle"]))
+    if on.verdict not in WITH_INTERVAL:
+        return NOT_TESTABLE, evidence, "n = 1 on a side with DP on: no interval"
+    if supported(on) is not None:
+        return CONFIRMED, evidence, "PiPar's speedup vs FL with DP on has its interval above 1"
+    return (NOT_CONFIRMED, evidence, "with DP on, PiPar's speedup vs FL is %s"
+            % ("not distinguishable from 1" if on.verdict == stats.NO_DIFFERENCE
+               else "below 1"))
+
+
+def adasplit_accuracy_verdicts(ratio, baseline, personalised):
+    """AdaSplit's accuracy above a split baseline's: ratio = AdaSplit's final accuracy
+    over the baseline's (None: a side not run); personalised: whether the baseline's
+    runs keep a personalised model per device, as AdaSplit's devices do."""
+    if ratio is None:
+        return NOT_TESTABLE, "-", "no %s run in the AdaSplit comparison's data" % baseline
+    evidence = ratio_text(ratio)
+    if not personalised:
+        return (NOT_TESTABLE, evidence,
+                "not like for like: our %s deploys one global model (no %s in its "
+                "configuration) while each AdaSplit device is scored with its own "
+                "personalised model on its own classes" % (baseline, PERSONALISED_OPTION))
+    if ratio.verdict not in WITH_INTERVAL:
+        return NOT_TESTABLE, evidence, "n = 1 on a side: no interval"
+    if supported(ratio) is not None:
+        return CONFIRMED, evidence, "the interval of the accuracy ratio lies above 1"
+    return NOT_CONFIRMED, evidence, "the interval of the accuracy ratio does not lie above 1"
+
+
+def adasplit_bytes_verdicts(ratio, baseline):
+    """AdaSplit sends fewer bytes than a baseline: ratio = baseline's GB / AdaSplit's."""
+    if ratio is None:
+        return NOT_TESTABLE, "-", "no %s run in the AdaSplit comparison's data" % baseline
+    if ratio.verdict not in WITH_INTERVAL:
+        return NOT_TESTABLE, ratio_text(ratio), "n = 1 on a side: no interval"
+    if supported(ratio) is not None:
+        return (CONFIRMED, ratio_text(ratio), "%s's bytes over AdaSplit's: the interval lies "
+                "above 1" % baseline)
+    return (NOT_CONFIRMED, ratio_text(ratio), "%s's bytes over AdaSplit's: the interval does "
+            "not lie above 1" % baseline)
+
+
+def bytes_factor_verdicts(ratio, paper=ADASPLIT_PAPER_BYTES_RATIO,
+                          tolerance=BYTES_FACTOR_TOLERANCE, expected=None):
+    """'8.13x fewer bytes than SplitFed': confirmed when our interval of SplitFed's bytes
+    over AdaSplit's meets [paper / (1 + tolerance), paper (1 + tolerance)]. expected:
+    (figure, how) the schedule of our runs predicts, quoted in the reason."""
+    if ratio is None:
+        return NOT_TESTABLE, "-", "no SplitFed and AdaSplit runs in the AdaSplit comparison's data"
+    if ratio.verdict not in WITH_INTERVAL:
+        return NOT_TESTABLE, ratio_text(ratio), "n = 1 on a side: no interval"
+    low = ratio.bound if ratio.verdict == stats.LOWER_BOUND else ratio.low
+    high = _upper(ratio)
+    lo, hi = paper / (1 + tolerance), paper * (1 + tolerance)
+    schedule = (" (our runs' schedule predicts %.2fx: %s)" % expected) if expected else ""
+    if low <= hi and high >= lo:
+        return (CONFIRMED, ratio_text(ratio), "the interval meets %.2fx +- %.0f%%%s"
+                % (paper, 100 * tolerance, schedule))
+    return (NOT_CONFIRMED, ratio_text(ratio), "the interval [%.2f, %s] misses %.2fx +- %.0f%% "
+            "([%.2f, %.2f])%s" % (low, "inf" if math.isinf(high) else "%.2f" % high, paper,
+                                   100 * tolerance, lo, hi, schedule))
+
+
+def conclusions(evidence):
+    """Every claim of both papers with its verdict, computed from `evidence` (what the
+    report's sections measured):
+      grid: [cell dicts of measured cells: speedup, idle (stats.Ratio), raw (split 0),
+             heterogeneous, trace, where]
+      runs_seen: how many measured runs the report read
+      accuracy: [(Ratio of PiPar's final accuracy over FL's, where)], DP off
+      dp: as dp_verdicts takes it, or None
+      adasplit: {"accuracy": {baseline: Ratio}, "bytes": {baseline: Ratio},
+                 "personalised": {baseline: bool}, "expected": (figure, how) or None}
+    Returns [{"paper", "claim", "paper_figure", "verdict", "evidence", "reason"}]."""
+    grid = [c for c in evidence.get("grid", []) if not c["raw"]]
+    speedups = [(c["speedup"], c["where"]) for c in grid]
+    idles = [(c["idle"], c["where"]) for c in grid]
+    runs_seen = evidence.get("runs_seen", 0)
+    claims = []
+
+    def add(paper, claim, figure, verdict):
+        claims.append({"paper": paper, "claim": claim, "paper_figure": figure,
+                       "verdict": verdict[0], "evidence": verdict[1], "reason": verdict[2]})
+
+    add("PiPar", "server idle time lower than FL's", "",
+        gain_verdicts(idles, "server idle reduction"))
+    add("PiPar", "server idle time down by up to 64.1x vs FL", "64.1x",
+        magnitude_verdicts(idles, "server idle reduction", PIPAR_PAPER["idle_reduction"]))
+    add("PiPar", "training faster than FL", "", gain_verdicts(speedups, "speedup"))
+    add("PiPar", "training up to 34.6x faster than FL", "34.6x",
+        magnitude_verdicts(speedups, "speedup", PIPAR_PAPER["speedup"]))
+    add("PiPar", "same accuracy as FL", "", accuracy_verdicts(evidence.get("accuracy", [])))
+    add("PiPar", "the gain holds with differential privacy", "", dp_verdicts(evidence.get("dp")))
+    add("PiPar", "the gain holds with heterogeneous devices", "", condition_verdicts(
+        [(c["speedup"], c["where"]) for c in grid if c["heterogeneous"]],
+        "devices of different speeds (per-device devices.flops or devices.slowdown)", runs_seen))
+    add("PiPar", "the gain holds with changing bandwidth", "", condition_verdicts(
+        [(c["speedup"], c["where"]) for c in grid if c["trace"]],
+        "a link whose rate follows a trace (network.uplink_trace / downlink_trace)", runs_seen))
+    ada = evidence.get("adasplit") or {}
+    paper = {m: (a, gb) for m, a, gb in ADASPLIT_PAPER}
+    for baseline, name in (("sfl", "SplitFed"), ("sl", "SL")):
+        add("AdaSplit", "higher accuracy than %s" % name, "%.2f%% vs %.2f%%" % (
+            paper["adasplit"][0], paper[baseline][0]),
+            adasplit_accuracy_verdicts(ada.get("accuracy", {}).get(baseline), name,
+                                       ada.get("personalised", {}).get(baseline, False)))
+        add("AdaSplit", "fewer bytes than %s" % name, "%.2f GB vs %.2f GB" % (
+            paper["adasplit"][1], paper[baseline][1]),
+            adasplit_bytes_verdicts(ada.get("bytes", {}).get(baseline), name))
+    add("AdaSplit", "8.13x fewer bytes than SplitFed", "%.2fx" % ADASPLIT_PAPER_BYTES_RATIO,
+        bytes_factor_verdicts(ada.get("bytes", {}).get("sfl"), expected=ada.get("expected")))
+    return claims
 
 
 # --- formatting --------------------------------------------------------------------------
@@ -155,6 +503,19 @@ def fmt(value, spec="%.2f", dash="-"):
     if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
         return dash
     return spec % value
+
+
+def ci_text(mean, half, spec="%.3f"):
+    """'mean ± half-width' (the mean alone where there is no interval)."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    if half is None or (isinstance(half, float) and math.isnan(half)):
+        return spec % mean
+    return "%s ± %s" % (spec % mean, spec % half)
+
+
+def row_ci(row, key, spec="%.3f"):
+    return ci_text(row[key], row.get(key + "_ci95", math.nan), spec)
 
 
 def rate_text(rate):
@@ -173,11 +534,39 @@ def command_text(entry):
                     for c in command)
 
 
+def _settled(runs):
+    """max - min of the last five rounds' accuracy, the largest over the runs."""
+    ranges = []
+    for run in runs:
+        acc = run.rounds["test_accuracy"]
+        acc = acc[~np.isnan(acc)][-5:]
+        if len(acc):
+            ranges.append(acc.max() - acc.min())
+    return "range %.3f" % max(ranges) if ranges else "-"
+
+
+def _number_or_text(value):
+    """Sort key of a table cell: numbers by value, before text."""
+    try:
+        return (0, float(value), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+def _epsilon(run):
+    return float(run.attrs["privacy_epsilon"]) if "privacy_epsilon" in run.attrs else None
+
+
+def _option_true(run, key):
+    return run.option(key).strip().lower() in ("true", "1", "yes", "on")
+
+
 # --- the report --------------------------------------------------------------------------
 class Report:
     def __init__(self, args):
         self.args = args
         self.results = args.results
+        self.from_round = args.from_round
         self.store = Archive(args.results, args.archive)
         self.doc_dir = os.path.dirname(os.path.abspath(args.doc))
         self.images = args.images
@@ -185,6 +574,13 @@ class Report:
         self.parts = []
         self.headline = {}
         self.pending = []
+        self.band = simulator_band()
+        # What the conclusions rest on (conclusions() documents the keys).
+        self.evidence = {"grid": [], "accuracy": [], "dp": None, "adasplit": {}, "runs_seen": 0}
+        self.legacy = []       # names whose runs predate seeds (n = 1)
+        self.superseded = 0    # pre-seed files ignored because seed files exist
+        self.short = []        # names with fewer seeds than --repeats asks for
+        self.fallback = []     # names with too few rounds for the window (all rounds used)
 
     def image(self, name):
         return os.path.join(self.images, "reproduction-%s.png" % name)
@@ -195,24 +591,76 @@ class Report:
     def add(self, text):
         self.parts.append(text)
 
+    def note_sets(self, label, sets):
+        """Keeps track of pre-seed runs, missing seeds and window fallbacks of RunSets."""
+        legacy = False
+        for s in sets:
+            if s is None:
+                continue
+            self.superseded += len(s.superseded)
+            runs = s.runs()
+            if s.legacy:
+                legacy = True
+            elif 0 < len(runs) < self.args.repeats:
+                self.short.append("%s (n = %d)" % (label, len(runs)))
+        if legacy and label not in self.legacy:
+            self.legacy.append(label)
+
+    def note_rows(self, label, rows):
+        if any(row.get("window_fallback") for row in rows):
+            self.fallback.append(label)
+
+    def measured_runs(self, count):
+        self.evidence["runs_seen"] += count
+
     # --- PiPar grid ------------------------------------------------------------------------
+    def _cell(self, net, rate, source, sets):
+        """The numbers of one grid cell: FL, SFL and PiPar grouped over their seeds and
+        compared (rounds from_round..); None where a method has no run."""
+        run_lists = {m: sets[m].runs() for m in METHODS}
+        if any(not runs for runs in run_lists.values()):
+            return None
+        groups, split_groups = grouped(run_lists)
+        if any(m not in groups for m in METHODS):
+            return None
+        rows = compare_methods(groups, METHODS, "fl", self.from_round)
+        vs_sfl = compare_methods(groups, ("sfl", "pipar"), "sfl", self.from_round)["pipar"]
+        pipar = rows["pipar"]
+        runs = [r for g in groups.values() for r in g.runs]
+        label = "%s/%s %s" % (net, rate_text(rate), source)
+        if source == "measured":
+            self.note_sets(label, sets.values())
+            self.measured_runs(sum(len(v) for v in run_lists.values()))
+        self.note_rows(label, rows.values())
+        return {
+            "net": net, "rate": rate, "source": source, "rows": rows, "groups": groups,
+            "entries": [e for m in METHODS for e in sets[m].ok_entries()],
+            "speedup": pipar["speedup_ratio"], "idle": pipar["server_idle_reduction_ratio"],
+            "vs_sfl": vs_sfl["speedup_ratio"], "split": pipar["split"],
+            "m": pipar["micro_batches"], "raw": bool(pipar["raw_data_uploaded"]),
+            "sfl_split": rows["sfl"]["split"], "legacy": any(sets[m].legacy for m in METHODS),
+            "n": min(row["n"] for row in rows.values()), "split_groups": split_groups,
+            "heterogeneous": any(heterogeneous(r) for r in runs),
+            "trace": any("trace" in row["links"] for row in rows.values()),
+            "where": "%s, uplink %s, %s" % (net, rate_text(rate), source)}
+
     def grid(self):
         args = self.args
         networks, rates = args.networks.split(), [float(r) for r in args.rates.split()]
-        measured = grid_files(self.store, "measured")
-        simulated = grid_files(self.store, "simulated")
+        measured = run_sets(self.store, "measured", grid_key)
+        simulated = run_sets(self.store, "simulated", grid_key)
         profiles = {n: self.store.entry(os.path.join(self.results, "profiles", n + ".json"))
                     for n in networks}
-        cells = {}  # (net, rate) -> {"measured": (rows, runs, entries), "simulated": ...}
+        cells = {}  # (net, rate) -> {"measured": cell, "simulated": cell}
         for net in networks:
             for rate in rates:
                 for source, files in (("measured", measured), ("simulated", simulated)):
-                    entries = {m: files.get((net, rate, m)) for m in METHODS}
-                    if any(e is None for e in entries.values()):
+                    sets = {m: files.get((net, rate, m)) for m in METHODS}
+                    if any(s is None for s in sets.values()):
                         continue
-                    numbers = cell_numbers(entries)
-                    if numbers:
-                        cells.setdefault((net, rate), {})[source] = numbers + (entries,)
+                    cell = self._cell(net, rate, source, sets)
+                    if cell:
+                        cells.setdefault((net, rate), {})[source] = cell
         self.add("## 1. PiPar grid: six networks x five uplink rates x FL / SFL / PiPar\n\n")
         self.add(
             "Settings (`%s`): CIFAR-10-shaped synthetic data (3x32x32, 10 classes), 1 server + "
@@ -223,19 +671,88 @@ class Report:
             "(1 LibTorch thread). Rounds are short, %s, since the round time is what "
             "the grid compares. FL trains the whole model on the device; SFL's split and "
             "PiPar's split and micro-batch count are `auto` (the planner's choice, "
-            "docs/planning.md) from the network's profile measured here (`cmlbed profile`, "
+            "docs/planning.md, at least one layer on the device unless a config asks for "
+            "split 0) from the network's profile measured here (`cmlbed profile`, "
             "server + 1 device, 3 repeats after 1 warm-up). A cell is **measured** when "
-            "all three methods ran for real (`mpirun -np 5 cmlbed run`, `model.split = "
-            "auto` with `--plan.profile`), else **simulated** (`cmlbed plan` for the "
-            "choice, then `cmlbed simulate` with that profile and the same device count, %s). "
-            "Speedup = FL's "
-            "mean round time / PiPar's; server idle reduction = FL's server idle seconds per "
-            "round / PiPar's (`cmlbed-report summary`'s definitions, computed by its "
-            "code).\n\n" % (args.grid_config, self._grid_rounds_text(), self._host_cores_text(simulated)))
+            "all three methods ran for real (`mpirun -np 5 cmlbed run --repeats %d`, "
+            "`model.split = auto` with `--plan.profile`; each seed plans on its own), else "
+            "**simulated** (`cmlbed plan` for the choice, then `cmlbed simulate` with that "
+            "profile and the same device count, %s; deterministic, so simulated once). "
+            "Speedup = FL's mean round time / PiPar's; server idle reduction = FL's server "
+            "idle seconds per round / PiPar's (section 0's definitions, computed by "
+            "`cmlbed-report summary`'s code).\n\n"
+            % (args.grid_config, self._grid_rounds_text(), args.repeats,
+               self._host_cores_text(simulated)))
+        self._profiles(networks, profiles)
+
+        rows, heat = [], {key: np.full((len(networks), len(rates)), np.nan)
+                          for key in ("speedup", "idle")}
+        heat["measured"] = np.zeros((len(networks), len(rates)), bool)
+        heat["raw"] = np.zeros((len(networks), len(rates)), bool)
+        heat["text"] = {}
+        for i, net in enumerate(networks):
+            for j, rate in enumerate(rates):
+                cell = cells.get((net, rate))
+                if not cell:
+                    why = "no profile (see above)" if net in self.failed_profiles else "pending"
+                    rows.append([net, rate_text(rate), why] + ["-"] * 12)
+                    continue
+                source = "measured" if "measured" in cell else "simulated"
+                c = cell[source]
+                if source == "measured":
+                    self.evidence["grid"].append(c)
+                heat["measured"][i, j] = source == "measured"
+                heat["raw"][i, j] = c["raw"]
+                for key in ("speedup", "idle"):
+                    heat[key][i, j], heat["text"][(key, i, j)] = self._heat_value(c[key], source)
+                rows.append(self._grid_row(c, cell, simulated))
+        self.add("### The grid\n\n")
+        self.add(md_table(
+            ["network", "uplink", "cell (n = seeds)", "FL round s", "SFL round s (split)",
+             "PiPar round s (split, micro-batches)", "PiPar device FLOPs share",
+             "FL server idle s/round", "PiPar server idle s/round", "PiPar speedup vs FL",
+             "PiPar vs SFL", "server idle reduction vs FL",
+             "PiPar with split >= 1, where the cell's is 0: round s (P, m), speedup / idle "
+             "reduction vs FL", "runs"], rows))
+        self.add("\nMeasured cells: mean ± 95%% half-width over the seeds (n in the cell column; "
+                 "rounds %d.. of each run), ratios with Fieller's 95%% interval in brackets, "
+                 "'no difference measured' where it includes 1, '> X' where the denominator's "
+                 "interval reaches 0 (section 0). Simulated cells: one simulation; ± is the "
+                 "simulator's validated error band, not a confidence interval (%s). A split "
+                 "marked `*`: %s; the cell is kept out of the headline figures, and the "
+                 "next-to-last column gives the planner's fastest candidate with at least one "
+                 "layer on the device, simulated, where a cell's own split is 0.\n\n"
+                 % (self.from_round, self._band_source(), RAW_DATA_NOTE.lstrip("* ")))
+        if any(cells):
+            self._grid_pictures(networks, rates, heat, cells)
+            self.add("![speedup and server idle reduction over the grid](%s)\n\n"
+                     % self.link(self.image("grid")))
+            self.add("![round time per method against the uplink rate](%s)\n\n"
+                     % self.link(self.image("rounds")))
+        self.headline["cells"] = (
+            sorted((n, r) for (n, r), c in cells.items() if "measured" in c),
+            sorted((n, r) for (n, r), c in cells.items() if "measured" not in c),
+            [(n, r) for n in networks for r in rates if (n, r) not in cells])
+        self._grid_headline(cells)
+        self._why(heat, networks, rates, cells)
+        self._measured_vs_simulated(cells)
+        pending = [(n, r) for n in networks for r in rates if (n, r) not in cells]
+        if pending:
+            self.pending.append(
+                "grid cells without results: %s (measured by `scripts/reproduction.sh --job "
+                "'measured NET RATE'`, `--full` or the Slurm array; simulated by `--only "
+                "profiles,simulate` where the network has a profile)" % ", ".join(
+                    "%s/%s" % (n, rate_text(r)) for n, r in pending))
+        self.add("Cells measured by this report's default run: `%s` (script variable "
+                 "MEASURED); the other cells are measured by `scripts/reproduction.sh "
+                 "--full` or the Slurm array `jobs/submit-reproduction.sh` "
+                 "(`jobs/reproduction.sbatch`, one cell or accuracy group per element), whose "
+                 "results this report folds in when they are in `%s` (and keeps in `%s`).\n\n"
+                 % (self.args.measured, self.results, self.args.archive))
+
+    def _profiles(self, networks, profiles):
         profile_rows = []
         self.failed_profiles = {}
-        self.vs_sfl = {}
-        self.pipar_m = {}  # (net, rate) -> PiPar's micro-batch count (text)
         for net in networks:
             p = profiles[net]
             data = p.read_json()
@@ -273,107 +790,104 @@ class Report:
                 "cells use the split and micro-batch count of "
                 "`configs/pipar-networks/NET.ini` instead (marked fixed). A fix belongs in "
                 "`cmlbed profile` (start the ladder at 2 for such layers, or profile in "
-                "evaluation mode), not in this report. The same limit would hit a pipar run "
-                "with micro-batches of one sample on these networks.\n\n"
+                "evaluation mode), not in this report.\n\n"
                 % (", ".join(sorted(self.failed_profiles)),
                    next(iter(self.failed_profiles.values()))[0].replace("cmlbed: failed: ", "")))
             self.pending.append("simulated cells of %s: `cmlbed profile` fails on them (batch "
                                 "norm at batch size 1; a cmlbed bug, see section 1)"
                                 % ", ".join(sorted(self.failed_profiles)))
 
-        # The grid table: one row per cell, the measured figures where there are any.
-        rows, best = [], {"speedup": None, "idle": None}
-        heat = {"speedup": np.full((len(networks), len(rates)), np.nan),
-                "idle": np.full((len(networks), len(rates)), np.nan),
-                "speedup_p1": np.full((len(networks), len(rates)), np.nan),
-                "idle_p1": np.full((len(networks), len(rates)), np.nan),
-                "measured": np.zeros((len(networks), len(rates)), bool)}
-        for i, net in enumerate(networks):
-            for j, rate in enumerate(rates):
-                cell = cells.get((net, rate))
-                if not cell:
-                    why = "no profile (see below)" if net in self.failed_profiles else "pending"
-                    rows.append([net, rate_text(rate), why] + ["-"] * 11)
-                    continue
-                source = "measured" if "measured" in cell else "simulated"
-                numbers, runs, entries = cell[source]
-                pipar = numbers["pipar"]
-                speedup, idle = pipar["speedup"], pipar["server_idle_reduction"]
-                vs_sfl = numbers["sfl"]["mean_round_s"] / pipar["mean_round_s"]
-                self.vs_sfl[(net, rate)] = vs_sfl
-                self.pipar_m[(net, rate)] = runs["pipar"].option("pipar.micro_batches")
-                heat["speedup"][i, j], heat["idle"][i, j] = speedup, idle
-                heat["measured"][i, j] = source == "measured"
-                device_share = pipar["device_tflops"] / (pipar["device_tflops"] + pipar["server_tflops"])
-                refs = self.cite.cite(*entries.values())
-                p1_text, p1 = self._split_one(net, rate, runs, simulated, cell)
-                if p1 is not None:
-                    heat["speedup_p1"][i, j], heat["idle_p1"][i, j] = p1["speedup"], p1["server_idle_reduction"]
-                    for key, value in (("speedup_p1", p1["speedup"]), ("idle_p1", p1["server_idle_reduction"])):
-                        if np.isfinite(value) and (best.get(key) is None or value > best[key][0]):
-                            best[key] = (value, net, rate, p1["source"], p1, p1["runs"])
-                rows.append([
-                    net, rate_text(rate), source,
-                    fmt(numbers["fl"]["mean_round_s"], "%.3f"),
-                    "%s (P %s)" % (fmt(numbers["sfl"]["mean_round_s"], "%.3f"), runs["sfl"].option("model.split")),
-                    "%s (P %s, m %s%s)" % (fmt(pipar["mean_round_s"], "%.3f"), runs["pipar"].option("model.split"),
-                                           runs["pipar"].option("pipar.micro_batches"),
-                                           ", fixed" if net in self.failed_profiles else ""),
-                    "%.0f%%" % (100 * device_share),
-                    fmt(numbers["fl"]["server_idle_pct"], "%.1f"), fmt(pipar["server_idle_pct"], "%.1f"),
-                    fmt(speedup, "%.2fx"), fmt(vs_sfl, "%.2fx"), fmt(idle, "%.2fx"), p1_text, refs])
-                for key, value in (("speedup", speedup), ("idle", idle)):
-                    if value is not None and not math.isnan(value) and (
-                            best[key] is None or value > best[key][0]):
-                        best[key] = (value, net, rate, source, pipar, runs)
-        self.add("### The grid\n\n")
-        self.add(md_table(["network", "uplink", "cell", "FL round s", "SFL round s (split)",
-                           "PiPar round s (split, micro-batches)", "PiPar device FLOPs share",
-                           "FL server idle %", "PiPar server idle %", "PiPar speedup vs FL",
-                           "PiPar speedup vs SFL", "server idle reduction vs FL",
-                           "PiPar with split >= 1: round s (P, m), speedup / idle reduction vs FL",
-                           "runs"], rows))
-        self.add("\nSplit 0 means the device sends its raw samples and the server trains the "
-                 "whole model: the fastest choice where devices are slow and links fast "
-                 "enough, but not split learning, whose point is that raw data stay on the "
-                 "device. The last column is the planner's fastest candidate with at least "
-                 "one layer on the device, from the same plan table, simulated; where the "
-                 "cell's own split is >= 1 it repeats the cell's figures.\n")
-        self.add("\n")
-        if any(v is not None for v in best.values()):
-            self._grid_pictures(networks, rates, heat, cells)
-            self.add("![speedup and server idle reduction over the grid](%s)\n\n"
-                     % self.link(self.image("grid")))
-            self.add("![round time per method against the uplink rate](%s)\n\n"
-                     % self.link(self.image("rounds")))
-        self.headline["cells"] = (
-            sorted((n, r) for (n, r), c in cells.items() if "measured" in c),
-            sorted((n, r) for (n, r), c in cells.items() if "measured" not in c),
-            [(n, r) for n in networks for r in rates if (n, r) not in cells])
-        self._grid_headline(best, heat, networks, rates, cells)
-        self._measured_vs_simulated(cells)
-        pending = [(n, r) for n in networks for r in rates if (n, r) not in cells]
-        if pending:
-            self.pending.append(
-                "grid cells without results: %s (measured by `scripts/reproduction.sh --job "
-                "'measured NET RATE'`, `--full` or the Slurm array; simulated by `--only "
-                "profiles,simulate` where the network has a profile)" % ", ".join(
-                    "%s/%s" % (n, rate_text(r)) for n, r in pending))
-        measured_missing = [c for c in self.args.measured.split()]
-        self.add("Cells measured by this report's default run: `%s` (script variable "
-                 "MEASURED); the other cells are measured by `scripts/reproduction.sh "
-                 "--full` or the Slurm array `jobs/submit-reproduction.sh` "
-                 "(`jobs/reproduction.sbatch`, one cell or accuracy group per element), whose "
-                 "results this report folds in when they are in `%s` (and keeps in `%s`).\n\n"
-                 % (" ".join(measured_missing), self.results, self.args.archive))
+    def _band_source(self):
+        b = self.band
+        if not b:
+            return ("no validated band: %s could not be read, so simulated figures carry none"
+                    % os.path.relpath(PREDICTION_ACCURACY_DOC, ROOT))
+        return ("±%.1f%% of the round time, the largest |error| of `cmlbed simulate` against "
+                "measured runs in %s (%d of %d configurations within the 10%% goal, median "
+                "|error| %.1f%%; table generated %s); a simulated speedup (a ratio of two "
+                "round times) gets the range of both ends off by that much; a simulated idle "
+                "reduction gets no band, since the table validates round times, and idle "
+                "seconds near 0 carry a far larger relative error"
+                % (100 * b["largest"], b["source"], b["within"], b["rows"], 100 * b["median"],
+                   b["generated"]))
+
+    def _sim_ratio_text(self, ratio, band=True):
+        """A simulated ratio with the range the validated band allows; band=False for a
+        ratio of idle times, which the band (of round times) does not cover."""
+        value = ratio.value
+        if not np.isfinite(value):
+            return "-"
+        if not band:
+            return "%.2fx sim (no band: idle)" % value
+        if not self.band:
+            return "%.2fx (simulated)" % value
+        lo, hi = band_interval(value, self.band["largest"])
+        return "%.2fx sim [%.2f, %.2f]" % (value, lo, hi)
+
+    def _ratio_cell(self, ratio, source, band=True):
+        return ratio_text(ratio) if source == "measured" else self._sim_ratio_text(ratio, band)
+
+    def _time_cell(self, row, key, source, spec="%.3f"):
+        if source == "measured":
+            return row_ci(row, key, spec)
+        band = " ±%.0f%%" % (100 * self.band["largest"]) if self.band else ""
+        return fmt(row[key], spec) + band
+
+    @staticmethod
+    def _heat_value(ratio, source):
+        """(value drawn, its label) of a ratio in the grid picture."""
+        if source == "measured" and ratio.verdict == stats.LOWER_BOUND:
+            return ratio.bound, "> %.1fx" % ratio.bound
+        if not np.isfinite(ratio.value):
+            return math.nan, ""
+        value = ratio.value
+        text = ("%.1fx" if value < 100 else "%.0fx") % value
+        if source == "measured" and ratio.verdict == stats.NO_DIFFERENCE:
+            text = "%s\nno diff." % text
+        return value, text
+
+    def _grid_row(self, c, cell, simulated):
+        rows, source = c["rows"], c["source"]
+        fl, sfl, pipar = rows["fl"], rows["sfl"], rows["pipar"]
+        share = pipar["device_tflops"] / (pipar["device_tflops"] + pipar["server_tflops"])
+        fl_idle, pipar_idle = per_round(fl, "server_idle_s"), per_round(pipar, "server_idle_s")
+        if source == "measured":
+            n = sorted({row["n"] for row in rows.values()})
+            label = "measured, n = %s" % "/".join(str(k) for k in n)
+            if c["legacy"]:
+                label += " (made before seeds)"
+            if c["split_groups"]:
+                label += "; seeds chose differently: %s" % "; ".join(
+                    "%s %s" % (m, ", ".join("P %s m %s (n %d)" % (g.runs[0].option("model.split"),
+                                                                  g.runs[0].option("pipar.micro_batches"),
+                                                                  g.n) for g in gs))
+                    for m, gs in c["split_groups"].items())
+            idle_fmt = lambda mh: ci_text(mh[0], mh[1], "%.3f")  # noqa: E731
+        else:
+            label = "simulated"
+            idle_fmt = lambda mh: fmt(mh[0], "%.3f")  # noqa: E731
+        fixed = ", fixed" if c["net"] in self.failed_profiles else ""
+        return [c["net"], rate_text(c["rate"]), label,
+                self._time_cell(fl, "mean_round_s", source),
+                "%s (P %s)" % (self._time_cell(sfl, "mean_round_s", source), self._split(sfl)),
+                "%s (P %s, m %s%s)" % (self._time_cell(pipar, "mean_round_s", source),
+                                       self._split(pipar), pipar["micro_batches"], fixed),
+                "%.0f%%" % (100 * share) if np.isfinite(share) else "-",
+                idle_fmt(fl_idle), idle_fmt(pipar_idle),
+                self._ratio_cell(c["speedup"], source), self._ratio_cell(c["vs_sfl"], source),
+                self._ratio_cell(c["idle"], source, band=False),
+                self._split_one(c, cell, simulated), self.cite.cite(*c["entries"])]
+
+    @staticmethod
+    def _split(row):
+        return row["split"] + ("\\*" if row["raw_data_uploaded"] else "")
 
     @staticmethod
     def _host_cores_text(simulated):
         """How the simulated cells shared the host's cores, from their stored options."""
         shared = set()
-        for entry in simulated.values():
-            run = entry.load()
-            if run is not None:
+        for s in simulated.values():
+            for run in s.runs():
                 shared.add((int(run.option("plan.host_cores") or 0), run.option("plan.host_slice") or "0ms"))
         if not shared:
             return "no simulated cell read"
@@ -384,26 +898,22 @@ class Report:
                          "--plan.host_slice=%s`)" % (cores, cores, slice_))
         return "; some cells ".join(texts)
 
-    def _split_one(self, net, rate, runs, simulated, cell):
-        """PiPar with at least one layer on the device: the auto run itself when its split
-        is >= 1, else the simulated -p1 file; compared with the simulated cell's FL."""
-        if int(runs["pipar"].option("model.split") or 0) >= 1:
-            chosen_runs = runs
-            entry = None
-        else:
-            entry = simulated.get((net, rate, "pipar-p1"))
-            if entry is None or entry.load() is None or "simulated" not in cell:
-                return "-", None
-            chosen_runs = {"fl": cell["simulated"][1]["fl"], "pipar": entry.run}
-        fl, pipar = chosen_runs["fl"], chosen_runs["pipar"]
-        row = compare([fl, pipar], baseline=fl.path)[1]
-        row["runs"] = {"pipar": pipar, "fl": fl}
-        row["source"] = "simulated" if entry else ("measured" if "measured" in cell else "simulated")
-        text = "%.3f (P %s, m %s), %.2fx / %.2fx%s" % (
-            row["mean_round_s"], pipar.option("model.split"), pipar.option("pipar.micro_batches"),
-            row["speedup"], row["server_idle_reduction"],
-            " simulated %s" % self.cite.cite(entry) if entry else " (the cell's own)")
-        return text, row
+    def _split_one(self, c, cell, simulated):
+        """PiPar with at least one layer on the device where the cell's own split is 0:
+        the simulated -p1 file against the simulated cell's FL."""
+        if not c["raw"]:
+            return "(the cell's own)"
+        p1 = simulated.get((c["net"], c["rate"], "pipar-p1"))
+        if p1 is None or not p1.runs() or "simulated" not in cell:
+            return "-"
+        groups, _ = grouped({"fl": cell["simulated"]["groups"]["fl"].runs, "pipar": p1.runs()})
+        row = compare_methods(groups, ("fl", "pipar"), "fl", self.from_round)["pipar"]
+        c["p1"] = row
+        return "%.3f (P %s, m %s), %s / %s %s" % (
+            row["mean_round_s"], row["split"], row["micro_batches"],
+            self._sim_ratio_text(row["speedup_ratio"]),
+            self._sim_ratio_text(row["server_idle_reduction_ratio"], band=False),
+            self.cite.cite(*p1.ok_entries()))
 
     def _grid_rounds_text(self):
         from configparser import ConfigParser
@@ -425,22 +935,23 @@ class Report:
             values = heat[key]
             shown = np.log10(np.where(np.isfinite(values) & (values > 0), values, np.nan))
             im = ax.imshow(shown, cmap="viridis", aspect="auto")
-            lo, hi = np.nanmin(shown), np.nanmax(shown)
+            finite = shown[np.isfinite(shown)]
+            lo, hi = (finite.min(), finite.max()) if finite.size else (0, 0)
             for i in range(len(networks)):
                 for j in range(len(rates)):
-                    v = values[i, j]
-                    if np.isfinite(v):
+                    if np.isfinite(values[i, j]):
                         dark = hi > lo and (shown[i, j] - lo) / (hi - lo) < 0.5
-                        ax.text(j, i, ("%.1fx" if v < 100 else "%.0fx") % v + (
-                            "\nmeasured" if heat["measured"][i, j] else ""),
-                            ha="center", va="center", fontsize=7,
+                        ax.text(j, i, heat["text"][(key, i, j)] + (
+                            "\nmeasured" if heat["measured"][i, j] else "\nsimulated") + (
+                            "\nsplit 0: raw data\nuploaded" if heat["raw"][i, j] else ""),
+                            ha="center", va="center", fontsize=6,
                             color="white" if dark else "black")
             ax.set_xticks(range(len(rates)))
             ax.set_xticklabels(["%g" % r for r in rates])
             ax.set_yticks(range(len(networks)))
             ax.set_yticklabels(networks)
             ax.set_xlabel("uplink mbit/s (downlink 2.5x)")
-            ax.set_title(title, fontsize=9)
+            ax.set_title(title + " (measured: mean of the seeds)", fontsize=9)
             fig.colorbar(im, ax=ax, label="log10 of the factor")
         fig.tight_layout()
         save(fig, self.image("grid"))
@@ -453,21 +964,28 @@ class Report:
             ax = axes[k // cols][k % cols]
             for method in METHODS:
                 for source, style in (("simulated", "-"), ("measured", "o")):
-                    xs, ys = [], []
+                    xs, ys, errs = [], [], []
                     for rate in rates:
                         cell = cells.get((net, rate), {}).get(source)
                         if cell:
+                            row = cell["rows"][method]
                             xs.append(rate)
-                            ys.append(cell[0][method]["mean_round_s"])
-                    if xs:
-                        ax.plot(xs, ys, style, color=colours[method], ms=5,
-                                mfc="none" if source == "measured" else None,
-                                label="%s (%s)" % (method, source))
+                            ys.append(row["mean_round_s"])
+                            half = row.get("mean_round_s_ci95", math.nan)
+                            errs.append(0 if not np.isfinite(half) else half)
+                    if not xs:
+                        continue
+                    if source == "measured":
+                        ax.errorbar(xs, ys, yerr=errs, fmt="o", color=colours[method], ms=5,
+                                    mfc="none", capsize=2, label="%s (measured, 95%% CI)" % method)
+                    else:
+                        ax.plot(xs, ys, style, color=colours[method],
+                                label="%s (simulated)" % method)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(net, fontsize=9)
             ax.set_xlabel("uplink mbit/s")
-            ax.set_ylabel("mean round s")
+            ax.set_ylabel("mean round s (rounds %d..)" % self.from_round)
             ax.grid(lw=0.3, alpha=0.5, which="both")
             if k == 0:
                 ax.legend(fontsize=6)
@@ -476,49 +994,58 @@ class Report:
         fig.tight_layout()
         save(fig, self.image("rounds"))
 
-    def _grid_headline(self, best, heat, networks, rates, cells):
-        if best["speedup"] is None:
+    def _grid_headline(self, cells):
+        measured = [c["measured"] for c in cells.values() if "measured" in c]
+        simulated = [c["simulated"] for c in cells.values()
+                     if "measured" not in c and "simulated" in c]
+        if not measured and not simulated:
             self.add("No grid cell has results yet: run `scripts/reproduction.sh`.\n\n")
             return
-        s, i = best["speedup"], best["idle"]
-        self.headline["speedup"] = s
-        self.headline["idle"] = i
         self.add("### Maxima over the grid, against the paper\n\n")
-        self.add(md_table(
-            ["figure", "ours (max over the grid)", "where", "PiPar paper"],
-            [["speedup of training (round time) vs FL", "%.1fx" % s[0],
-              "%s, uplink %s (%s; PiPar split %s, %s micro-batches)" % (
-                  s[1], rate_text(s[2]), s[3], s[5]["pipar"].option("model.split"),
-                  s[5]["pipar"].option("pipar.micro_batches")), "%.1fx" % PIPAR_PAPER["speedup"]],
-             ["server idle time reduction vs FL", "%.1fx" % i[0],
-              "%s, uplink %s (%s; PiPar server idle %.1f%%)" % (
-                  i[1], rate_text(i[2]), i[3], i[4]["server_idle_pct"]),
-              "%.1fx" % PIPAR_PAPER["idle_reduction"]]]))
-        if best.get("speedup_p1"):
-            sp, ip = best["speedup_p1"], best["idle_p1"]
-            self.headline["speedup_p1"], self.headline["idle_p1"] = sp, ip
-            self.add("| same, PiPar with split >= 1 (raw data stay on the device) | %.1fx | %s, uplink "
-                     "%s (%s; split %s, %s micro-batches) | |\n" % (
-                         sp[0], sp[1], rate_text(sp[2]), sp[3], sp[4]["runs"]["pipar"].option("model.split"),
-                         sp[4]["runs"]["pipar"].option("pipar.micro_batches")))
-            self.add("| server idle reduction, split >= 1 | %.1fx | %s, uplink %s (%s) | |\n"
-                     % (ip[0], ip[1], rate_text(ip[2]), ip[3]))
-        self.add("\nThe paper's figures are quoted from %s, not measured here.\n\n"
+        self.add("The headline figures are the largest over the **measured** cells in which "
+                 "PiPar keeps at least one layer on the device (split >= 1) and whose 95% "
+                 "interval lies above 1 (for '> X': X > 1; ranked by the point ratio, or X). "
+                 "Cells at split 0 (raw data uploaded) and simulated cells are in their own, "
+                 "labelled columns and are not headline figures.\n\n")
+        table = []
+        for key, noun, paper in (("speedup", "speedup of training (round time) vs FL",
+                                  PIPAR_PAPER["speedup"]),
+                                 ("idle", "server idle time reduction vs FL (s per round)",
+                                  PIPAR_PAPER["idle_reduction"])):
+            best = largest_supported([(c[key], c) for c in measured if not c["raw"]])
+            raw = largest_supported([(c[key], c) for c in measured if c["raw"]])
+            sim = [(c[key].value, c) for c in simulated if not c["raw"] and np.isfinite(c[key].value)]
+            sim_best = max(sim, key=lambda t: t[0]) if sim else None
+            self.headline[key] = best and (best[0], best[1]["where"], best[1])
+            table.append([
+                noun,
+                "**%s**" % ratio_text(best[0]) if best else "none above 1 (%d measured cells with split >= 1)"
+                % sum(1 for c in measured if not c["raw"]),
+                self._where(best[1]) if best else "-",
+                "%s (%s)" % (ratio_text(raw[0]), self._where(raw[1])) if raw else "-",
+                "%s (%s)" % (self._sim_ratio_text(sim_best[1][key], band=key == "speedup"),
+                             self._where(sim_best[1]))
+                if sim_best else "-",
+                "%.1fx" % paper])
+        self.add(md_table(["figure", "ours: measured, split >= 1, interval above 1", "where",
+                           "ours: measured, split 0 (raw data uploaded)",
+                           "ours: simulated, split >= 1 (not a finding)", "PiPar paper"], table))
+        self.add("\nThe paper's figures are quoted from %s, not measured here. Server idle: "
+                 "section 0's definition (per round, evaluation not counted).\n\n"
                  % PIPAR_PAPER["source"])
-        measured_vals = heat["speedup"][heat["measured"]]
-        if measured_vals.size:
-            k = np.nanargmax(np.where(heat["measured"], heat["speedup"], np.nan))
-            self.add("Among measured cells only, the largest speedup is %.1fx (%s, uplink %s) "
-                     "and the largest server idle reduction %.1fx.\n\n" % (
-                         np.nanmax(measured_vals), networks[k // len(rates)],
-                         rate_text(rates[k % len(rates)]),
-                         np.nanmax(heat["idle"][heat["measured"]])))
-        self._why(heat, networks, rates, cells)
+
+    def _where(self, c):
+        return "%s, uplink %s (PiPar split %s, %s micro-batches; PiPar server idle %s s/round)" % (
+            c["net"], rate_text(c["rate"]), c["split"], c["m"],
+            ci_text(*per_round(c["rows"]["pipar"], "server_idle_s"), spec="%.3f"))
 
     def _why(self, heat, networks, rates, cells):
         """What the data say about where the gain is large, in sentences built from it."""
+        if not cells:
+            return
         lines = []
-        by_net = np.nanmax(heat["speedup"], axis=1)
+        by_net = np.array([np.nanmax(row) if np.isfinite(row).any() else np.nan
+                           for row in heat["speedup"]])
         order = np.argsort(-np.nan_to_num(by_net, nan=-1))
         flops = {}
         for net in networks:
@@ -529,21 +1056,21 @@ class Report:
         heavy_first = (len(ranked) >= 2 and
                        ranked[0] in sorted(flops, key=flops.get, reverse=True)[:max(1, len(flops) // 2)])
         heading = "Heavy networks gain most." if heavy_first else "Gain per network."
-        lines.append("- **" + heading + "** Largest speedup per network: " + ", ".join(
-            "%s %.1fx" % (networks[k], by_net[k]) for k in order if np.isfinite(by_net[k])) +
-            ". FL makes each device train the whole model at 2 GFLOP/s; PiPar's planner "
-            "leaves the device a thin first part (see the device FLOPs share column) and "
-            "the server, %s faster than a device, does the rest. The ceiling of the gain "
-            "is roughly the server/device speed ratio of the profile table, reached when "
-            "the links are fast enough that the server's compute bounds PiPar's round."
-            % self._speed_ratio_text(networks))
+        lines.append("- **" + heading + "** Largest speedup per network (point ratios; "
+                     "measured cells: the mean of the seeds): " + ", ".join(
+                         "%s %.1fx" % (networks[k], by_net[k]) for k in order if np.isfinite(by_net[k])) +
+                     ". FL makes each device train the whole model at 2 GFLOP/s; PiPar's planner "
+                     "leaves the device a thin first part (see the device FLOPs share column) and "
+                     "the server, %s faster than a device, does the rest. The ceiling of the gain "
+                     "is roughly the server/device speed ratio of the profile table, reached when "
+                     "the links are fast enough that the server's compute bounds PiPar's round."
+                     % self._speed_ratio_text(networks))
         trend = []
         for k, net in enumerate(networks):
             row = heat["speedup"][k]
             ok = np.isfinite(row)
             if ok.sum() >= 2:
-                lo, hi = row[ok][0], row[ok][-1]
-                trend.append((net, lo, hi))
+                trend.append((net, row[ok][0], row[ok][-1]))
         if trend:
             thin = [t for t in trend if t[1] > t[2]]
             lines.append(
@@ -557,44 +1084,46 @@ class Report:
                  "outweigh the model's bytes there, so a faster link helps PiPar more than "
                  "FL. " % ", ".join(t[0] for t in trend if t[1] <= t[2])
                  if len(thin) < len(trend) else ""))
-        idle_by_net = np.nanmax(heat["idle"], axis=1)
         lines.append(
             "- **Server idle.** In FL the server only averages: its idle time is nearly the "
-            "whole round. The reduction is FL's round divided by PiPar's remaining server "
-            "idle, so it is largest where PiPar keeps the server busiest (server idle % "
-            "column), not where the round is shortest; per network: " + ", ".join(
-                "%s %.1fx" % (networks[k], idle_by_net[k]) for k in range(len(networks))
-                if np.isfinite(idle_by_net[k])) + ". A ratio to a small remainder moves a lot "
-            "with small changes of that remainder.")
-        losing = [(networks[a], rates[b], heat["speedup"][a, b]) for a in range(len(networks))
-                  for b in range(len(rates)) if np.isfinite(heat["speedup"][a, b]) and heat["speedup"][a, b] < 1]
+            "whole round. The reduction is FL's idle seconds per round divided by PiPar's "
+            "remaining ones, so it is largest where PiPar keeps the server busiest, not where "
+            "the round is shortest. Where PiPar's remaining idle time is near 0 its interval "
+            "reaches 0 and only '> X' can be said.")
+        shown = [c.get("measured") or c.get("simulated") for c in cells.values()]
+        losing = [c for c in shown if (c["source"] == "measured" and c["speedup"].verdict == stats.BELOW_1)
+                  or (c["source"] == "simulated" and np.isfinite(c["speedup"].value)
+                      and c["speedup"].value < 1)]
         if losing:
             lines.append(
                 "- **Where PiPar loses to FL:** %s. Light networks (few FLOPs per sample) "
                 "leave FL little device work to save, while PiPar still sends every "
                 "activation and gradient and the server runs every device's micro-batches "
-                "one after another." % ", ".join("%s at %s (%.2fx)" % (n, rate_text(r), v)
-                                                   for n, r, v in losing))
-        slower = [(n, r, v) for (n, r), v in sorted(self.vs_sfl.items()) if v < 1]
-        # With one micro-batch PiPar runs SFL's schedule: a difference is the machine's load.
-        alike = [(n, r, v) for n, r, v in slower if self.pipar_m.get((n, r)) == "1"]
-        slower = [c for c in slower if c not in alike]
+                "one after another." % ", ".join(
+                    "%s at %s (%s)" % (c["net"], rate_text(c["rate"]),
+                                       self._ratio_cell(c["speedup"], c["source"])) for c in losing))
+        measured = [c["measured"] for c in cells.values() if "measured" in c]
+        alike = [c for c in measured if c["m"] == "1"]
         if alike:
             lines.append(
-                "- **PiPar with one micro-batch** (the planner's choice) runs SFL's schedule, so "
-                "its rounds differ from SFL's only by this machine's load: %s." %
-                ", ".join("%s at %s (%.2fx vs SFL)" % (n, rate_text(r), v) for n, r, v in alike))
+                "- **PiPar with one micro-batch** (the planner's choice) runs SFL's schedule: "
+                "vs SFL %s." % ", ".join("%s at %s %s" % (c["net"], rate_text(c["rate"]),
+                                                          ratio_text(c["vs_sfl"])) for c in alike))
+        slower = [c for c in measured if c["m"] != "1" and c["vs_sfl"].verdict == stats.BELOW_1]
         if slower:
             lines.append(
-                "- **Where PiPar is slower than SFL:** %s. PiPar's server is busy there "
-                "almost the whole round (server idle column): the server bounds the round, "
-                "and PiPar runs m smaller stages per mini-batch where SFL runs one, which on "
-                "this CPU takes longer in all (per-layer call costs do not shrink with the "
-                "micro-batch). %s" % (
-                    ", ".join("%s at %s (%.2fx)" % (n, rate_text(r), v) for n, r, v in slower),
-                    "These cells use a fixed m (no profile could be made for these networks); "
-                    "the planner, given a profile, weighs this cost."
-                    if all(n in self.failed_profiles for n, _, _ in slower) else ""))
+                "- **Where PiPar (m > 1) is slower than SFL:** %s. The server bounds the round "
+                "there, and PiPar runs m smaller stages per mini-batch where SFL runs one, which "
+                "on this CPU takes longer in all (per-layer call costs do not shrink with the "
+                "micro-batch)." % ", ".join("%s at %s (%s)" % (c["net"], rate_text(c["rate"]),
+                                                              ratio_text(c["vs_sfl"])) for c in slower))
+        faster = [c for c in measured if c["m"] != "1" and supported(c["vs_sfl"]) is not None]
+        if faster:
+            lines.append(
+                "- **Pipelining itself** (PiPar with m > 1 against SFL, the same mathematics "
+                "without the pipeline): faster in %s." % ", ".join(
+                    "%s at %s (%s)" % (c["net"], rate_text(c["rate"]), ratio_text(c["vs_sfl"]))
+                    for c in faster))
         lines.append(
             "- **Why ours differs from 34.6x / 64.1x.** Our speedup is capped by this "
             "machine's server, one CPU core at the speeds of the profile table, against "
@@ -624,93 +1153,78 @@ class Report:
         return "%.0f-%.0fx" % (min(ratios), max(ratios))
 
     def _measured_vs_simulated(self, cells):
-        rows, errors, points, busy = [], [], [], []
+        rows, errors, points, inside = [], [], [], 0
         for (net, rate), cell in sorted(cells.items()):
             if "measured" not in cell or "simulated" not in cell:
                 continue
-            m_numbers, m_runs, m_entries = cell["measured"]
-            s_numbers, s_runs, s_entries = cell["simulated"]
+            m_cell, s_cell = cell["measured"], cell["simulated"]
             for method in METHODS:
-                m, s = m_numbers[method], s_numbers[method]
+                m, s = m_cell["rows"][method], s_cell["rows"][method]
                 error = s["mean_round_s"] / m["mean_round_s"] - 1
-                choice = lambda runs: ("P %s" % runs[method].option("model.split")) + (  # noqa: E731
-                    ", m %s" % runs[method].option("pipar.micro_batches") if method == "pipar" else "")
-                differs = method != "fl" and choice(m_runs) != choice(s_runs)
+                choice = lambda row: ("P %s" % row["split"]) + (  # noqa: E731
+                    ", m %s" % row["micro_batches"] if method == "pipar" else "")
+                differs = method != "fl" and choice(m) != choice(s)
                 same = "" if method == "fl" else (
-                    "%s / %s" % (choice(m_runs), choice(s_runs)) if differs else choice(m_runs))
-                per_round = lambda row, key: row[key] / row["rounds"]  # noqa: E731
-                cell_busy = (per_round(m, "server_busy_s"), per_round(s, "server_busy_s"),
-                             per_round(m, "device_busy_s"), per_round(s, "device_busy_s"))
+                    "%s / %s" % (choice(m), choice(s)) if differs else choice(m))
+                half = m.get("mean_round_s_ci95", math.nan)
+                within = (abs(s["mean_round_s"] - m["mean_round_s"]) <= half
+                          if np.isfinite(half) else None)
                 # A pair with different choices (a cell measured at its config's fixed
                 # split, simulated at the planner's) predicts another run: shown, not counted.
                 if not differs:
                     errors.append((abs(error), error, net, rate, method))
-                    points.append((m["mean_round_s"], s["mean_round_s"], method))
-                    busy.append(cell_busy)
-                rows.append([net, rate_text(rate), method, same, "%.3f" % m["mean_round_s"],
+                    points.append((m["mean_round_s"], s["mean_round_s"], method, half))
+                    inside += bool(within)
+                rows.append([net, rate_text(rate), method, same, row_ci(m, "mean_round_s"),
                              "%.3f" % s["mean_round_s"],
                              "(other choice)" if differs else "%+.1f%%" % (100 * error),
-                             "%.2f / %.2f" % cell_busy[:2], "%.2f / %.2f" % cell_busy[2:],
-                             "%.1f / %.1f" % (m["server_idle_pct"], s["server_idle_pct"]),
-                             self.cite.cite(m_entries[method], s_entries[method])])
-        speedups = [(cell["measured"][0]["pipar"]["speedup"], cell["simulated"][0]["pipar"]["speedup"], net, rate)
-                    for (net, rate), cell in sorted(cells.items())
-                    if "measured" in cell and "simulated" in cell]
+                             "-" if within is None else ("yes" if within else "no"),
+                             "%s / %.2f" % (ci_text(*per_round(m, "server_busy_s"), spec="%.2f"),
+                                            per_round(s, "server_busy_s")[0]),
+                             "%s / %.2f" % (ci_text(*per_round(m, "device_busy_s"), spec="%.2f"),
+                                            per_round(s, "device_busy_s")[0]),
+                             self.cite.cite(*[e for e in m_cell["entries"] + s_cell["entries"]
+                                              if e.run in m_cell["groups"][method].runs
+                                              or e.run in s_cell["groups"][method].runs])])
         self.add("### Measured against simulated\n\n")
         if not rows:
             self.add("No cell is both measured and simulated yet.\n\n")
             return
         self.add(md_table(["network", "uplink", "method", "choice (measured / simulated)",
-                           "measured round s", "simulated round s", "error",
+                           "measured round s (mean ± 95% CI)", "simulated round s",
+                           "error of the mean", "simulated within the measured interval",
                            "server busy s/round measured / simulated",
-                           "device busy s/round measured / simulated",
-                           "server idle % measured / simulated", "runs"], rows))
+                           "device busy s/round measured / simulated", "runs"], rows))
         abs_errors = sorted(e[0] for e in errors)
         worst = max(errors)
         self.headline["sim_error"] = (float(np.median(abs_errors)), worst)
-        negative = sum(1 for e in errors if e[1] < 0)
-        server_excess = 100 * (np.median([b[0] / b[1] for b in busy if b[1] > 0.05]) - 1)
-        self.add("\nError = simulated / measured - 1 of the mean round time, for pairs that ran "
-                 "the same split and micro-batches (a row marked '(other choice)' compares a cell "
-                 "measured at its config's fixed choice with the planner's, and is not counted). "
-                 "Median |error| "
-                 "%.1f%%, largest %+.1f%% (%s, %s, %s); %d of %d predictions are shorter than "
-                 "the measured round. The busy columns say where: the measured runs put 5 ranks on "
-                 "this machine's cores beside whatever else ran (load in the provenance; the "
-                 "simulation shares the cores among the 5 ranks only), and the "
-                 "server's stages took %.0f%% %s than its profile, measured alone, says "
-                 "(median over these rows with server work); the devices' paced stages "
-                 "overran their FLOPs / 2 GFLOP/s by a median %.0f%% (pacing can only sleep "
-                 "the rest of a stage: when the real work on a shared core takes longer, "
-                 "the stage does too). How close the simulator comes when a profile and its "
-                 "run are taken on a quiet machine: docs/prediction-accuracy.md.\n\n" % (
-                                               100 * float(np.median(abs_errors)),
-                                               100 * worst[1], worst[2], rate_text(worst[3]), worst[4],
-                                               negative, len(errors),
-                                               abs(server_excess), "longer" if server_excess >= 0 else "less time",
-                                               100 * (np.median([b[2] / b[3] for b in busy if b[3] > 0.05]) - 1)))
-        if speedups:
-            self.add("PiPar's speedup vs FL, measured / simulated, on the same cells: %s. The "
-                     "simulated grid's speedups are those of a machine where the server's stages "
-                     "run as profiled; on this machine, as loaded then, the measured ones are "
-                     "%s.\n\n" % (
-                         ", ".join("%s/%s %.2fx / %.2fx" % (n, rate_text(r), m, sm) for m, sm, n, r in speedups),
-                         "lower in %d of %d cells (higher in the others)" % (
-                             sum(1 for m, sm, _, _ in speedups if m < sm), len(speedups))))
+        self.add("\nError = simulated / measured mean - 1 of the mean round time (rounds %d..), "
+                 "for pairs that ran the same split and micro-batches (a row marked '(other "
+                 "choice)' is not counted). Median |error| %.1f%%, largest %+.1f%% (%s, %s, %s); "
+                 "%d of %d simulations fall inside the measured 95%% interval. The busy columns "
+                 "say where a difference comes from: the measured runs put the ranks on this "
+                 "machine's cores beside whatever else ran (load in the provenance), while the "
+                 "simulation shares the cores among the ranks only. How close the simulator "
+                 "comes on a quiet machine: %s.\n\n"
+                 % (self.from_round, 100 * float(np.median(abs_errors)), 100 * worst[1], worst[2],
+                    rate_text(worst[3]), worst[4], inside, len(errors),
+                    os.path.relpath(PREDICTION_ACCURACY_DOC, ROOT)))
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(5, 4.4))
         colours = {"fl": "#C44E52", "sfl": "#4C72B0", "pipar": "#55A868"}
         for method in METHODS:
-            xs = [p[0] for p in points if p[2] == method]
-            ys = [p[1] for p in points if p[2] == method]
-            ax.plot(xs, ys, "o", color=colours[method], label=method, ms=5)
+            mine = [p for p in points if p[2] == method]
+            if mine:
+                ax.errorbar([p[0] for p in mine], [p[1] for p in mine],
+                            xerr=[p[3] if np.isfinite(p[3]) else 0 for p in mine], fmt="o",
+                            color=colours[method], label=method, ms=5, capsize=2)
         lo = min(min(p[0], p[1]) for p in points) * 0.8
         hi = max(max(p[0], p[1]) for p in points) * 1.25
         ax.plot([lo, hi], [lo, hi], "k-", lw=0.6)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("measured mean round s")
+        ax.set_xlabel("measured mean round s (95% CI)")
         ax.set_ylabel("simulated mean round s")
         ax.set_title("simulator vs runtime, grid cells measured here", fontsize=9)
         ax.grid(lw=0.3, alpha=0.5, which="both")
@@ -723,13 +1237,7 @@ class Report:
     # --- DP on the main job ------------------------------------------------------------
     def dp(self):
         self.add("## 2. Differential privacy: its cost, and PiPar's gain with DP on\n\n")
-        entries = {}
-        for m in METHODS:
-            for dp in ("off", "on"):
-                # Pass 1, then passes 2, 3, ... (the table lists them in this order).
-                paths = (self.store.glob(os.path.join("dp", "main-%s-dp%s.h5" % (m, dp))) +
-                         self.store.glob(os.path.join("dp", "main-%s-dp%s-r*.h5" % (m, dp))))
-                entries[(m, dp)] = [e for e in map(self.store.entry, paths) if e.load() is not None]
+        sets = run_sets(self.store, "dp", dp_key)
         self.add(
             "The main job's settings (`configs/quickstart/{fl,sfl,pipar}.ini`: Fashion-MNIST, "
             "VGG-5 split 4, 1 server + 3 devices, devices `slowdown = 4`, 10/25 mbit, %s), "
@@ -739,93 +1247,87 @@ class Report:
             "These configs pace devices with `devices.slowdown` (a stage lasts 4x what it "
             "took here), which keeps DP's own work in the device's time (`devices.flops` "
             "would pace it away, as it counts only the layers' FLOPs), but makes every time "
-            "follow this machine's load: the script runs the six configurations in several "
-            "passes, the second in reverse order, and the table gives medians over the "
-            "passes with every pass's value.\n\n"
+            "follow this machine's load: the script runs one pass per seed over the six "
+            "configurations, every second pass in reverse order, and the table gives the "
+            "mean ± 95%% interval over the passes (rounds %d..).\n\n"
             % ("shortened for the quick mode" if self.args.mode == "quick" else "3 rounds of 10 mini-batches",
-               self.args.dp_split, self.args.dp_fl))
-        if not all(entries.values()):
-            missing = ["%s DP %s" % k for k, v in entries.items() if not v]
+               self.args.dp_split, self.args.dp_fl, self.from_round))
+        missing = ["%s DP %s" % (m, dp) for m in METHODS for dp in ("off", "on")
+                   if (m, dp) not in sets or not sets[(m, dp)].runs()]
+        if missing:
             self.add("Not run yet (%s): `scripts/reproduction.sh --only dp,report`.\n\n"
                      % ", ".join(missing))
             self.pending.append("DP on the main job (`scripts/reproduction.sh --only dp,report`)")
             return
-        med = {}
-        rows = []
+        self.note_sets("DP", sets.values())
+        rows, numbers, gains = [], {}, {}
+        for dp in ("off", "on"):
+            run_lists = {m: sets[(m, dp)].runs() for m in METHODS}
+            self.measured_runs(sum(len(v) for v in run_lists.values()))
+            groups, _ = grouped(run_lists)
+            vs_fl = compare_methods(groups, METHODS, "fl", self.from_round)
+            vs_sfl = compare_methods(groups, ("sfl", "pipar"), "sfl", self.from_round)["pipar"]
+            self.note_rows("DP %s" % dp, vs_fl.values())
+            numbers[dp] = (groups, vs_fl)
+            gains[dp] = {"speedup": vs_fl["pipar"]["speedup_ratio"],
+                         "idle": vs_fl["pipar"]["server_idle_reduction_ratio"],
+                         "vs_sfl": vs_sfl["speedup_ratio"]}
+        self.evidence["dp"] = gains
+        self.headline["dp"] = gains
         for method in METHODS:
+            cost = compare_methods({"off": numbers["off"][0][method], "on": numbers["on"][0][method]},
+                                   ("off", "on"), "off", self.from_round)["on"]
             for dp in ("off", "on"):
-                nums = [run_numbers(e.run) for e in entries[(method, dp)]]
-                rounds = [n["mean_round_s"] for n in nums]
-                busy = [n["device_busy_s"] / n["rounds"] for n in nums]
-                idle = [n["server_idle_s"] / n["rounds"] for n in nums]
-                med[(method, dp)] = {"round": float(np.median(rounds)), "busy": float(np.median(busy)),
-                                     "idle": float(np.median(idle)),
-                                     "idle_pct": float(np.median([n["server_idle_pct"] for n in nums]))}
-                accs = sorted({round(n["final_accuracy"], 4) for n in nums})
-                eps = _epsilon(entries[(method, dp)][0].run)
-                off_busy = med[(method, "off")]["busy"]
-                rows.append([method, dp, "%.3f (%s)" % (med[(method, dp)]["round"], ", ".join("%.2f" % r for r in rounds)),
-                             "%.3f (%s)" % (med[(method, dp)]["busy"], ", ".join("%.2f" % b for b in busy)),
-                             "-" if dp == "off" else "%+.1f%%" % (100 * (med[(method, dp)]["busy"] / off_busy - 1)),
-                             "%.1f" % med[(method, dp)]["idle_pct"], " / ".join("%.4f" % a for a in accs),
-                             fmt(eps, "%.2f"), self.cite.cite(*entries[(method, dp)])])
-        self.add(md_table(["method", "DP", "mean round s, median (pass 1, 2, ...)",
-                           "device busy s per round, median (each pass)", "device busy vs DP off",
-                           "server idle %", "final accuracy", "epsilon (delta 1e-5)", "runs"], rows))
-        passes = {}
-        for dp in ("off", "on"):
-            fl_r = [run_numbers(e.run)["mean_round_s"] for e in entries[("fl", dp)]]
-            sfl_r = [run_numbers(e.run)["mean_round_s"] for e in entries[("sfl", dp)]]
-            pp_r = [run_numbers(e.run)["mean_round_s"] for e in entries[("pipar", dp)]]
-            n = min(len(fl_r), len(sfl_r), len(pp_r))
-            passes[dp] = [(fl_r[k] / pp_r[k], sfl_r[k] / pp_r[k]) for k in range(n)]
-        spread = max((max(v) / min(v) - 1) for v in
-                     ([run_numbers(e.run)["device_busy_s"] for e in es] for es in entries.values())
-                     if min(v) > 0)
-        gain = {}
-        for dp in ("off", "on"):
-            p = med[("pipar", dp)]
-            gain[dp] = (med[("fl", dp)]["round"] / p["round"], med[("sfl", dp)]["round"] / p["round"],
-                        med[("fl", dp)]["idle"] / p["idle"] if p["idle"] > 0 else math.nan)
-        self.headline["dp"] = gain
-        holds = lambda b: "holds" if b > 1 else "does not hold"  # noqa: E731
+                row = numbers[dp][1][method]
+                runs = numbers[dp][0][method].runs
+                eps = _epsilon(runs[0])
+                rows.append([method, dp, row["n"], row_ci(row, "mean_round_s"),
+                             ci_text(*per_round(row, "device_busy_s")),
+                             ci_text(*per_round(row, "server_idle_s")),
+                             "-" if dp == "off" else ratio_text(cost["speedup_ratio"]),
+                             row_ci(row, "final_accuracy", "%.4f"), fmt(eps, "%.2f"),
+                             self.cite.cite(*sets[(method, dp)].ok_entries())])
+        self.add(md_table(["method", "DP", "n", "mean round s", "device busy s/round",
+                           "server idle s/round", "round time DP off / on",
+                           "final accuracy", "epsilon (delta 1e-5)", "runs"], rows))
         self.add(
-            "\nFrom the medians: PiPar's speedup vs FL %.2fx with DP off, %.2fx with DP on (the "
-            "gain %s); vs SFL %.2fx off, %.2fx on (%s). Server idle reduction vs FL: %.2fx "
-            "off, %.2fx on. Pass by pass (each pass's own FL, SFL and PiPar runs): vs FL %s "
-            "with DP off, %s with DP on; vs SFL %s off, %s on. What DP costs would show in "
-            "the devices' busy time (per-sample norms and one normal draw per activation "
-            "element, inside the forward stage; for fl the update's clipping once per round), "
-            "but the passes of one configuration differ by up to %.0f%% in device busy "
-            "time, more than DP changes it: on this shared machine DP's cost is below what "
-            "these runs resolve, and the table's 'vs DP off' column is mostly load. Accuracy after these "
-            "3 short rounds: at this noise (its norm is sigma x sqrt(elements) = 0.5 x "
-            "sqrt(3,136) = 28x the clipped activation's at VGG-5 split 4) the split methods "
-            "stay near chance, and so does fl (noise of "
-            "0.1 per weight on the average of 3 devices); section 3 trains longer with less "
+            "\nPiPar against FL: speedup %s with DP off, %s with DP on; server idle reduction "
+            "%s off, %s on. PiPar against SFL: %s off, %s on. 'round time DP off / on' below 1 "
+            "means DP made the rounds longer; what DP costs (per-sample norms and one normal "
+            "draw per activation element inside the forward stage; for fl the update's "
+            "clipping once per round) shows there only when it exceeds this machine's load "
+            "drift between passes. Accuracy after these short rounds: at this noise (its norm "
+            "is sigma x sqrt(elements) = 0.5 x sqrt(3,136) = 28x the clipped activation's at "
+            "VGG-5 split 4) the split methods stay near chance, and so does fl (noise of 0.1 "
+            "per weight on the average of 3 devices); section 3 trains longer with less "
             "noise. Epsilon is the conservative record-level (split) or device-level (fl) "
-            "figure the run recorded (docs/privacy.md); the two are not the same "
-            "guarantee.\n\n"
-            % (gain["off"][0], gain["on"][0], holds(gain["on"][0]),
-               gain["off"][1], gain["on"][1], holds(gain["on"][1]), gain["off"][2], gain["on"][2],
-               ", ".join("%.2fx" % g[0] for g in passes["off"]), ", ".join("%.2fx" % g[0] for g in passes["on"]),
-               ", ".join("%.2fx" % g[1] for g in passes["off"]), ", ".join("%.2fx" % g[1] for g in passes["on"]),
-               100 * spread))
+            "figure the run recorded (docs/privacy.md states the adjacency relation); the two "
+            "are not the same guarantee.\n\n"
+            % (ratio_text(gains["off"]["speedup"]), ratio_text(gains["on"]["speedup"]),
+               ratio_text(gains["off"]["idle"]), ratio_text(gains["on"]["idle"]),
+               ratio_text(gains["off"]["vs_sfl"]), ratio_text(gains["on"]["vs_sfl"])))
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
         x = np.arange(len(METHODS))
-        for ax, key, label in ((axes[0], "round", "mean round s (median over passes)"),
-                               (axes[1], "busy", "device busy s per round (median)")):
+        for ax, key, label in ((axes[0], "mean_round_s", "mean round s (95% CI)"),
+                               (axes[1], "device_busy_s", "device busy s per round (95% CI)")):
             for k, (dp, colour) in enumerate((("off", "#4C72B0"), ("on", "#DD8452"))):
-                vals = [med[(m, dp)][key] for m in METHODS]
-                bars = ax.bar(x + (k - 0.5) * 0.38, vals, 0.38, color=colour, label="DP " + dp)
+                if key == "mean_round_s":
+                    vals = [numbers[dp][1][m][key] for m in METHODS]
+                    errs = [numbers[dp][1][m][key + "_ci95"] for m in METHODS]
+                else:
+                    pairs = [per_round(numbers[dp][1][m], key) for m in METHODS]
+                    vals, errs = [p[0] for p in pairs], [p[1] for p in pairs]
+                errs = [e if np.isfinite(e) else 0 for e in errs]
+                bars = ax.bar(x + (k - 0.5) * 0.38, vals, 0.38, yerr=errs, capsize=3,
+                              color=colour, label="DP " + dp)
                 ax.bar_label(bars, ["%.2f" % v for v in vals], fontsize=7)
             ax.set_xticks(x)
             ax.set_xticklabels(METHODS)
             ax.set_ylabel(label)
             ax.legend(fontsize=8)
-        fig.suptitle("main job, DP off and on", fontsize=9)
+        fig.suptitle("main job, DP off and on (mean of the seeds, 95% interval)", fontsize=9)
         fig.tight_layout()
         save(fig, self.image("dp"))
         self.add("![round time with DP off and on](%s)\n\n" % self.link(self.image("dp")))
@@ -839,46 +1341,64 @@ class Report:
             "per device and round, %s rounds, split 2, PiPar with 4 micro-batches; fast "
             "unpaced links (time is not measured here). Networks: %s; data: %s "
             "(synthetic = CIFAR-shaped 3x32x32). DP on: `%s` for sfl and pipar, `%s` for "
-            "fl. That is far less noise than in section 2: at section 2's settings the "
-            "noise's norm would be 14x (MobileNetV3-Small) to 40x (VGG-5) the clipped "
-            "activation's at split 2, and in section 2 every method stays near chance; here the noise's norm is 0.3x to 2x the "
-            "signal's, by method and network (worked out in scripts/reproduction.sh), and "
-            "the epsilon the runs record "
-            "is too large to protect anything. It shows whether the methods still agree "
-            "when noise enters their training, not a useful privacy level.\n\n"
+            "fl. That is far less noise than in section 2: there every method stays near "
+            "chance; here the noise's norm is 0.3x to 2x the signal's, by method and network "
+            "(worked out in scripts/reproduction.sh), and the epsilon the runs record is too "
+            "large to protect anything. It shows whether the methods still agree when noise "
+            "enters their training, not a useful privacy level. Final accuracy = the last "
+            "round's, mean ± 95%% interval over the seeds; PiPar / FL and SFL / FL are "
+            "ratios of those means (Fieller).\n\n"
             % (args.accuracy_config, args.accuracy_rounds, args.accuracy_networks,
                args.accuracy_datasets, args.dp_accuracy_split, args.dp_accuracy_fl))
-        groups, rows, missing_groups = [], [], []
+        wanted = {"%s-%s-%s-dp%s" % (d, n, m, dp): (d, n, m, dp)
+                  for d in args.accuracy_datasets.split() for n in args.accuracy_networks.split()
+                  for m in METHODS for dp in ("off", "on")}
+        sets = run_sets(self.store, "accuracy", wanted.get)
+        groups_drawn, rows, missing_groups = [], [], []
         for dataset in args.accuracy_datasets.split():
             for net in args.accuracy_networks.split():
-                entries = {(m, dp): self.store.entry(os.path.join(
-                               self.results, "accuracy", "%s-%s-%s-dp%s.h5" % (dataset, net, m, dp)))
-                           for m in METHODS for dp in ("off", "on")}
-                present = {k: e for k, e in entries.items() if e.load() is not None}
-                if len(present) < len(entries):
-                    missing_groups.append((dataset, net, len(entries) - len(present)))
+                present = {(m, dp): sets[(dataset, net, m, dp)] for m in METHODS for dp in ("off", "on")
+                           if (dataset, net, m, dp) in sets and sets[(dataset, net, m, dp)].runs()}
+                if len(present) < 2 * len(METHODS):
+                    missing_groups.append((dataset, net, 2 * len(METHODS) - len(present)))
                 if not present:
                     continue
-                groups.append((dataset, net, present))
+                self.note_sets("accuracy %s x %s" % (dataset, net), present.values())
+                drawn = {}
                 for dp in ("off", "on"):
-                    runs = {m: present.get((m, dp)) for m in METHODS}
-                    if not any(runs.values()):
+                    run_lists = {m: present[(m, dp)].runs() for m in METHODS if (m, dp) in present}
+                    if not run_lists:
                         continue
-                    nums = {m: run_numbers(e.run) for m, e in runs.items() if e}
-                    finals = [nums[m]["final_accuracy"] for m in nums]
+                    self.measured_runs(sum(len(v) for v in run_lists.values()))
+                    groups, _ = grouped(run_lists)
+                    base = "fl" if "fl" in groups else next(iter(groups))
+                    numbers = compare_methods(groups, METHODS, base, self.from_round)
+                    drawn.update({(m, dp): groups[m] for m in groups})
+                    ratios = {}
+                    for m in ("sfl", "pipar"):
+                        if m in numbers and "fl" in numbers:
+                            ratios[m] = stats.ratio_of_means(
+                                [p["final_accuracy"] for p in numbers[m]["per_run"]],
+                                [p["final_accuracy"] for p in numbers["fl"]["per_run"]])
+                    if dp == "off" and "pipar" in ratios:
+                        self.evidence["accuracy"].append(
+                            (ratios["pipar"], "%s, %s" % (dataset, net)))
                     rows.append([dataset, net, dp] + [
-                        ("%.4f (%s; %d rounds)" % (nums[m]["final_accuracy"], _settled(runs[m].run),
-                                                   nums[m]["rounds"])) if m in nums else "not run"
-                        for m in METHODS] + ["%.4f" % (max(finals) - min(finals)),
-                                             fmt(_epsilon(runs["pipar"].run) if runs["pipar"] else None, "%.3g"),
-                                             self.cite.cite(*[e for e in runs.values() if e])])
+                        ("%s (n %d; %s)" % (row_ci(numbers[m], "final_accuracy", "%.4f"),
+                                            numbers[m]["n"], _settled(groups[m].runs)))
+                        if m in numbers else "not run" for m in METHODS] + [
+                        ratio_text(ratios["sfl"]) if "sfl" in ratios else "-",
+                        ratio_text(ratios["pipar"]) if "pipar" in ratios else "-",
+                        fmt(_epsilon(groups["pipar"].runs[0]) if "pipar" in groups else None, "%.3g"),
+                        self.cite.cite(*[e for m in METHODS if (m, dp) in present
+                                         for e in present[(m, dp)].ok_entries()])])
+                groups_drawn.append((dataset, net, drawn))
         if not rows:
-            self.add("**Not run yet.** These runs take about %s on a 2-core machine; they are "
-                     "not part of the default run. Produce them with `scripts/reproduction.sh "
+            self.add("**Not run yet.** These runs take about %s a seed on a 2-core machine; they "
+                     "are not part of the default run. Produce them with `scripts/reproduction.sh "
                      "--only accuracy,report` (or `--full`), or on a cluster with "
                      "`jobs/submit-reproduction.sh` (one array element per dataset and "
-                     "network), then `scripts/reproduction.sh --report-only`.\n\n"
-                     % "an hour")
+                     "network), then `scripts/reproduction.sh --report-only`.\n\n" % "an hour")
             self.pending.append("accuracy (`scripts/reproduction.sh --only accuracy,report`)")
             return
         if missing_groups:
@@ -889,136 +1409,164 @@ class Report:
                      "--report-only`.\n\n" % text)
             self.pending.append("accuracy groups %s" % ", ".join(
                 "%s x %s" % (d, n) for d, n, _ in missing_groups))
-        self.add(md_table(["data", "network", "DP", "FL final accuracy (last 5 rounds' range)",
-                           "SFL", "PiPar", "spread (max - min final)", "pipar's epsilon",
-                           "runs"], rows))
-        self.add("\nThe range in brackets is max - min of the last five rounds' accuracy: "
-                 "small means settled.\n")
-        # A task every method solves exactly says that they agree, not how well they learn.
-        solved = []
-        for dataset, net, present in groups:
-            finals = [run_numbers(e.run)["final_accuracy"] for (m, dp), e in present.items() if dp == "off"]
-            if finals and min(finals) >= 0.99:
-                solved.append("%s x %s" % (dataset, net))
-        if solved:
-            self.add("\nWith DP off every method ends at 99-100%% accuracy on %s: the samples "
-                     "(per-class prototype patterns plus shifts and noise, README: Data) are separable, "
-                     "so these groups show that the methods end alike and how DP's noise moves "
-                     "each, not how hard a task they learn; Fashion-MNIST is the test of that.\n"
-                     % ", ".join(solved))
+        self.add(md_table(["data", "network", "DP", "FL final accuracy (n; last 5 rounds' "
+                           "largest range)", "SFL", "PiPar", "SFL / FL", "PiPar / FL",
+                           "pipar's epsilon", "runs"], rows))
+        self.add("\nThe range in brackets is max - min of the last five rounds' accuracy, the "
+                 "largest over the seeds: small means settled.\n\n")
         self.add(
-            "\nFL and SFL share FedAvg's mathematics for a network without batch norm "
+            "FL and SFL share FedAvg's mathematics for a network without batch norm "
             "(VGG-5 here); PiPar is SFL with micro-batches whose gradients accumulate, the same "
             "step, except that batch-norm layers (MobileNetV3) see micro-batch statistics. "
-            "With batch norm FL and SFL are not the same computation either (README: SplitFed "
-            "is FedAvg's mathematics without batch norm), so for MobileNetV3 the table shows "
-            "how far apart the three end, not a check of equality. Summing a mini-batch's gradient from micro-batches changes the order of the "
-            "floating-point sums, and %s SGD steps carry such last-bit differences into "
-            "small differences of accuracy. With DP on, pipar draws its noise per "
-            "micro-batch (the noise's seed includes the micro-batch), so its noise is "
-            "another sample of the same distribution as sfl's. "
-            "With DP on, fl uses another mechanism (DP-FedAvg on the averaged model) than "
-            "sfl and pipar (noise on every uploaded activation), so FL's accuracy with DP is "
-            "not expected to match the split methods'; sfl and pipar share theirs.\n\n"
-            % self._accuracy_steps())
+            "With DP on, pipar draws its noise per micro-batch, so its noise is another sample "
+            "of the same distribution as sfl's, and fl uses another mechanism (DP-FedAvg on "
+            "the averaged model): FL's accuracy with DP is not expected to match the split "
+            "methods'.\n\n")
         from cmlbed_report.plotting import pyplot, save
         plt = pyplot()
-        fig, axes = plt.subplots(1, len(groups), figsize=(4.3 * len(groups), 3.6), squeeze=False)
+        fig, axes = plt.subplots(1, len(groups_drawn), figsize=(4.3 * len(groups_drawn), 3.6),
+                                 squeeze=False)
         colours = {"fl": "#C44E52", "sfl": "#4C72B0", "pipar": "#55A868"}
-        for ax, (dataset, net, present) in zip(axes[0], groups):
-            for (method, dp), e in sorted(present.items()):
-                r = e.run.rounds
-                ok = ~np.isnan(r["test_accuracy"])
-                ax.plot(r["round"][ok], r["test_accuracy"][ok], "-" if dp == "off" else "--",
-                        color=colours[method], label="%s, DP %s" % (method, dp))
+        for ax, (dataset, net, drawn) in zip(axes[0], groups_drawn):
+            for (method, dp), group in sorted(drawn.items()):
+                n_rounds = min(len(r.rounds) for r in group.runs)
+                acc = np.array([r.rounds["test_accuracy"][:n_rounds] for r in group.runs])
+                means = [stats.mean_ci(acc[:, k]) for k in range(n_rounds)]
+                mean = np.array([m[0] for m in means])
+                half = np.array([m[1] if np.isfinite(m[1]) else 0 for m in means])
+                x = np.arange(1, n_rounds + 1)
+                ok = np.isfinite(mean)
+                ax.plot(x[ok], mean[ok], "-" if dp == "off" else "--", color=colours[method],
+                        label="%s, DP %s (n %d)" % (method, dp, group.n))
+                ax.fill_between(x[ok], (mean - half)[ok], (mean + half)[ok],
+                                color=colours[method], alpha=0.15, lw=0)
             ax.set_title("%s, %s" % (net, dataset), fontsize=9)
             ax.set_xlabel("round")
-            ax.set_ylabel("test accuracy")
+            ax.set_ylabel("test accuracy (mean, 95% band)")
             ax.grid(lw=0.3, alpha=0.5)
         axes[0][0].legend(fontsize=6)
         fig.tight_layout()
         save(fig, self.image("accuracy"))
         self.add("![accuracy per round](%s)\n\n" % self.link(self.image("accuracy")))
 
-    def _accuracy_steps(self):
-        from configparser import ConfigParser
-        c = ConfigParser(interpolation=None)
-        c.read(os.path.join(ROOT, self.args.accuracy_config))
-        try:
-            return str(int(self.args.accuracy_rounds) * c.getint("train", "local_iterations"))
-        except (ValueError, Exception):
-            return "the"
-
     # --- AdaSplit ------------------------------------------------------------------------
-    def _adasplit_rows(self, names):
-        """(rows, entries) of the AdaSplit comparison's runs adasplit/NAME.h5 that exist:
-        `cmlbed-report c3`'s numbers (tradeoff.comparison_rows), as adasplit-comparison.sh
-        tables them."""
-        entries = [self.store.entry(os.path.join(self.results, "adasplit", n + ".h5")) for n in names]
-        entries = [e for e in entries if e.load() is not None]
-        runs = [e.run for e in entries]
-        budgets = [budget_numbers(r, ADASPLIT_BUDGETS[0], ADASPLIT_BUDGETS[1]) for r in runs]
-        return comparison_rows(runs, budgets), entries
+    def _adasplit_numbers(self, names):
+        """{name: dict} for each name of adasplit/NAME(.seedS).h5 that has runs: the runs'
+        c3 numbers (tradeoff.comparison_rows: final accuracy, GB up+down, client TFLOPs)
+        per seed with their mean and 95% half-width, the group's mean round time and
+        server idle share (compare_groups, rounds from_round..), the entries."""
+        sets = run_sets(self.store, "adasplit", lambda stem: stem if stem in names else None)
+        out = {}
+        for name in names:
+            s = sets.get(name)
+            if s is None or not s.runs():
+                continue
+            runs = s.runs()
+            self.note_sets("adasplit %s" % name, [s])
+            self.measured_runs(len(runs))
+            c3 = comparison_rows(runs, [budget_numbers(r, *ADASPLIT_BUDGETS) for r in runs])
+            groups, split = grouped({name: runs})
+            group = max(groups.values(), key=lambda g: g.n)
+            row = compare_groups([group], baseline=group.label, from_round=self.from_round)[0]
+            self.note_rows("adasplit %s" % name, [row])
+            numbers = {"name": name, "method": runs[0].method, "runs": runs, "row": row,
+                       "entries": s.ok_entries(), "n": len(runs), "legacy": s.legacy,
+                       "personalised": all(_option_true(r, PERSONALISED_OPTION) for r in runs)}
+            for key in ("final_accuracy", "total_gb", "client_tflops"):
+                numbers[key + "_runs"] = [c[key] for c in c3]
+                numbers[key], numbers[key + "_ci95"], _ = stats.mean_ci(numbers[key + "_runs"])
+            out[name] = numbers
+        return out
 
     def adasplit(self):
         self.add("## 4. AdaSplit: comparison table, kappa and eta sweeps\n\n")
         methods = self.args.adasplit_methods.split()
-        rows, entries = self._adasplit_rows(methods)
+        ours = self._adasplit_numbers(methods)
         command = "`scripts/reproduction.sh --only adasplit,report`"
-        if not rows:
+        if not ours:
             self.add("Not run yet: %s (or the Slurm array) runs the comparison's runs, "
                      "`scripts/adasplit-comparison.sh --list`.\n\n" % command)
-            self.pending.append("the AdaSplit comparison (%s, about 30 minutes)" % command)
+            self.pending.append("the AdaSplit comparison (%s, about 30 minutes a seed)" % command)
             return
-        ours = {row["method"]: (row, e) for row, e in zip(rows, entries)}
-        first = entries[0].run
+        first = next(iter(ours.values()))["runs"][0]
         self.add(
             "Configs `configs/adasplit/{%s}.ini` (%s): 1 server + 5 devices, Fashion-MNIST "
             "with 2 classes per device, LeNet split after pool1, Adam, %d rounds of %s "
             "mini-batches, each device scored on its own classes, 10 mbit up / 25 mbit down; "
-            "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`. Numbers "
-            "are `cmlbed-report c3`'s (docs/c3-accounting.md): accuracy of the last "
-            "evaluated round (per-device runs: the devices' accuracies weighted by their test "
-            "samples), bytes over all links and rounds, the devices' training FLOPs, the mean "
-            "round wall time and the server's idle share. The authors' figures: %s.\n\n"
+            "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`, each "
+            "with its seeds. Numbers are `cmlbed-report c3`'s (docs/c3-accounting.md) per "
+            "seed, then mean ± 95%% interval: accuracy of the last evaluated round (per-device "
+            "runs: the devices' accuracies weighted by their test samples), bytes over all "
+            "links and rounds of the whole training, the devices' training FLOPs; mean round "
+            "time and server idle share over rounds %d.. (`cmlbed-report summary`'s). The "
+            "authors' figures: %s.\n\n"
             % (",".join(methods), "the runs' settings as configured" if self.args.mode != "quick"
                else "quick mode: overridden smaller, see the commands",
                first.configured_rounds, first.option("train.local_iterations") or "?", command,
-               ADASPLIT_PAPER_SOURCE))
+               self.from_round, ADASPLIT_PAPER_SOURCE))
         paper = {m: (a, gb) for m, a, gb in ADASPLIT_PAPER}
         table = []
         for method in ("adasplit", "sfl", "sl", "pipar", "fl"):
             if method not in ours:
                 continue
-            row, e = ours[method]
+            o = ours[method]
             p = paper.get(method)
-            table.append([method, fmt(100 * row["final_accuracy"], "%.1f%%"), fmt(row["total_gb"], "%.4f"),
-                          fmt(row["client_tflops"], "%.4f"), fmt(row["mean_round_s"], "%.3f"),
-                          fmt(row["server_idle_pct"], "%.1f"),
-                          "%.1f%%" % p[0] if p else "not reported", "%.1f" % p[1] if p else "-",
-                          self.cite.cite(e)])
-        self.add(md_table(["method", "accuracy (ours)", "GB up+down (ours)", "client TFLOPs (ours)",
-                           "mean round s (ours)", "server idle % (ours)", "accuracy (authors)",
-                           "GB (authors)", "run"], table))
-        if "adasplit" in ours and "sfl" in ours:
-            ratio = ours["sfl"][0]["total_gb"] / ours["adasplit"][0]["total_gb"]
-            self.headline["adasplit_bytes"] = (ratio, paper["sfl"][1] / paper["adasplit"][1])
-            by_accuracy = sorted((m for m in ours if m in paper),
-                                 key=lambda m: -ours[m][0]["final_accuracy"])
-            self.add(
-                "\nBytes: AdaSplit sends %.1fx fewer bytes than SplitFed here, the authors "
-                "%.1fx fewer: no gradients go down, eta of the N devices send per iteration "
-                "of the global phase, and nothing is sent in the local phase. The totals differ "
-                "by orders of magnitude because our runs are short rounds of 28x28 grey "
-                "images, theirs full CIFAR-10 training. Accuracy, ours from high to low: %s "
-                "(the authors: adasplit, sl, sfl). Our FL/SFL/PiPar deploy one global model "
-                "that after a few rounds on 2-class shards still mixes the devices' classes, "
-                "our SL keeps mostly the last device's classes, and AdaSplit's per-device "
-                "masks give each device a personalised model scored on its own two classes, "
-                "where Fashion-MNIST is easier than CIFAR-10. The C3-Score is not reported: "
-                "its formula was not available (docs/c3-accounting.md gives the budget "
-                "coordinates).\n\n" % (ratio, paper["sfl"][1] / paper["adasplit"][1],
-                                         ", ".join(by_accuracy)))
+            table.append([
+                method, o["n"], ci_text(100 * o["final_accuracy"], 100 * o["final_accuracy_ci95"], "%.1f%%"),
+                ci_text(o["total_gb"], o["total_gb_ci95"], "%.4f"),
+                ci_text(o["client_tflops"], o["client_tflops_ci95"], "%.4f"),
+                row_ci(o["row"], "mean_round_s"), row_ci(o["row"], "server_idle_pct", "%.1f"),
+                "yes" if o["personalised"] else "no",
+                "%.2f%%" % p[0] if p else "not reported", "%.2f" % p[1] if p else "-",
+                self.cite.cite(*o["entries"])])
+        self.add(md_table(["method", "n", "accuracy (ours)", "GB up+down (ours)",
+                           "client TFLOPs (ours)", "mean round s (ours)", "server idle % (ours)",
+                           "personalised (%s)" % PERSONALISED_OPTION, "accuracy (authors)",
+                           "GB (authors)", "runs"], table))
+        evidence = {"accuracy": {}, "bytes": {}, "personalised": {}, "expected": None}
+        lines = []
+        if "adasplit" in ours:
+            ada = ours["adasplit"]
+            for base in ("sfl", "sl"):
+                if base not in ours:
+                    continue
+                b = ours[base]
+                evidence["accuracy"][base] = stats.ratio_of_means(
+                    ada["final_accuracy_runs"], b["final_accuracy_runs"])
+                evidence["bytes"][base] = stats.ratio_of_means(b["total_gb_runs"], ada["total_gb_runs"])
+                evidence["personalised"][base] = b["personalised"]
+                lines.append("- AdaSplit against %s: accuracy ratio %s, %s's bytes over AdaSplit's "
+                             "%s (the authors: %.2fx accuracy, %.2fx bytes)."
+                             % (base, ratio_text(evidence["accuracy"][base]), base,
+                                ratio_text(evidence["bytes"][base]),
+                                paper["adasplit"][0] / paper[base][0], paper[base][1] / paper["adasplit"][1]))
+            run = ada["runs"][0]
+            try:
+                kappa = float(run.option("adasplit.local_fraction"))
+                eta = int(run.option("adasplit.selected"))
+                devices = run.devices
+                evidence["expected"] = (
+                    2 * devices / eta / (1 - kappa),
+                    "2 (no gradients back) x %d/%d (devices / selected) x 1/(1 - %g) (global "
+                    "phase only), SplitFed's model exchange left out" % (devices, eta, kappa))
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
+            if "sfl" in ours:
+                self.headline["adasplit_bytes"] = (evidence["bytes"]["sfl"], ADASPLIT_PAPER_BYTES_RATIO)
+        self.evidence["adasplit"] = evidence
+        if lines:
+            self.add("\n" + "\n".join(lines) + "\n")
+        self.add(
+            "\nThe totals differ from the authors' by orders of magnitude because our runs are "
+            "short rounds of 28x28 grey images, theirs full CIFAR-10 training; the byte ratio "
+            "follows from the schedule (%s). Accuracy is only like for like where the split "
+            "baselines keep a personalised model per device (the personalised column), as "
+            "AdaSplit's devices do; otherwise our FL/SFL/PiPar deploy one global model that "
+            "after a few rounds on 2-class shards still mixes the devices' classes. The "
+            "C3-Score is not reported: its formula was not available (docs/c3-accounting.md "
+            "gives the budget coordinates).\n\n"
+            % ("%.2fx expected: %s" % evidence["expected"] if evidence["expected"] else
+               "no AdaSplit run to read it from"))
         self._adasplit_sweep(
             "kappa", "kappa sweep (AdaSplit's local fraction; eta 3 of 5, UCB)",
             ["kappa (local fraction)"], lambda run: [run.option("adasplit.local_fraction")],
@@ -1037,40 +1585,96 @@ class Report:
             "uniformly). The authors' figures for this sweep were not available to us.")
 
     def _adasplit_sweep(self, prefix, title, headings, settings, comment):
-        names = sorted({os.path.basename(p)[:-3] for p in
-                        self.store.glob(os.path.join("adasplit", prefix + "*.h5"))})
-        rows, entries = self._adasplit_rows(names)
-        if not rows:
+        names = set()
+        for p in self.store.glob(os.path.join("adasplit", prefix + "*.h5")):
+            base = os.path.basename(p)
+            m = SEED_SUFFIX.search(base)
+            names.add(base[:m.start()] if m else base[:-len(".h5")])
+        ours = self._adasplit_numbers(sorted(names))
+        if not ours:
             return
         self.add("%s:\n\n" % title)
-        table = [settings(e.run) + [fmt(100 * row["final_accuracy"], "%.1f%%"), fmt(row["total_gb"], "%.4f"),
-                                    fmt(row["client_tflops"], "%.4f"), fmt(row["mean_round_s"], "%.3f"),
-                                    self.cite.cite(e)]
-                 for row, e in zip(rows, entries)]
+        table = [settings(o["runs"][0]) + [
+            o["n"], ci_text(100 * o["final_accuracy"], 100 * o["final_accuracy_ci95"], "%.1f%%"),
+            ci_text(o["total_gb"], o["total_gb_ci95"], "%.4f"),
+            ci_text(o["client_tflops"], o["client_tflops_ci95"], "%.4f"),
+            row_ci(o["row"], "mean_round_s"), self.cite.cite(*o["entries"])] for o in ours.values()]
         table.sort(key=lambda r: tuple(_number_or_text(c) for c in r[:len(headings)]))
-        self.add(md_table(headings + ["accuracy", "GB up+down", "client TFLOPs", "mean round s", "run"], table))
+        self.add(md_table(headings + ["n", "accuracy", "GB up+down", "client TFLOPs",
+                                      "mean round s", "runs"], table))
         self.add("\n%s\n\n" % comment)
+
+    # --- what we conclude -------------------------------------------------------------------
+    def conclude(self):
+        claims = conclusions(self.evidence)
+        self.headline["claims"] = claims
+        self.add("## What we conclude\n\n")
+        self.add(
+            "Each claim of the two papers, with the verdict this report's data give it: "
+            "**confirmed** (the cited 95%% interval supports it), **not confirmed** (the data "
+            "are there and do not support it) or **not testable here** (the data cannot "
+            "decide it, with the reason). Every verdict is computed from the figures above "
+            "by scripts/reproduction_report.py (`conclusions()`), none is written by hand. "
+            "Gains are taken over the measured grid cells with split >= 1 (section 1), "
+            "rounds %d.. of each run. 'Same accuracy' needs every interval of PiPar's final "
+            "accuracy over FL's within 1 ± %.0f%%; '8.13x' needs our interval to meet 8.13x "
+            "± %.0f%%.\n\n" % (self.from_round, 100 * ACCURACY_MARGIN, 100 * BYTES_FACTOR_TOLERANCE))
+        self.add(md_table(["paper", "claim", "paper's figure", "verdict", "what it rests on (ours)",
+                           "why"], [[c["paper"], c["claim"], c["paper_figure"] or "-",
+                                     "**%s**" % c["verdict"], c["evidence"], c["reason"]]
+                                    for c in claims]))
+        counts = {v: sum(1 for c in claims if c["verdict"] == v)
+                  for v in (CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE)}
+        self.add("\n%d claims: %d confirmed, %d not confirmed, %d not testable here.\n\n"
+                 % (len(claims), counts[CONFIRMED], counts[NOT_CONFIRMED], counts[NOT_TESTABLE]))
+        lines = []
+        for key, noun, paper in (("speedup", "speedup of the round time vs FL", "34.6x"),
+                                 ("idle", "server idle reduction vs FL", "64.1x")):
+            best = self.headline.get(key)
+            if best:
+                lines.append("- Largest measured %s with raw data on the device: **%s** (%s); "
+                             "the paper: %s." % (noun, ratio_text(best[0]), best[1], paper))
+            else:
+                lines.append("- No measured cell with split >= 1 has a %s whose interval lies "
+                             "above 1; the paper: %s." % (noun, paper))
+        if self.headline.get("dp"):
+            g = self.headline["dp"]
+            lines.append("- With DP on (main job), PiPar against FL: %s; with DP off: %s."
+                         % (ratio_text(g["on"]["speedup"]), ratio_text(g["off"]["speedup"])))
+        if self.headline.get("adasplit_bytes"):
+            r, theirs = self.headline["adasplit_bytes"]
+            lines.append("- SplitFed's bytes over AdaSplit's: %s; the authors: %.2fx."
+                         % (ratio_text(r), theirs))
+        if self.legacy:
+            lines.append("- The runs of %d groups predate seeds (n = 1, no interval): every verdict that "
+                         "rests on them is 'not testable here' until they are run again "
+                         "(Regenerating, below)." % len(self.legacy))
+        self.add("\n".join(lines) + "\n\n")
 
     # --- provenance ------------------------------------------------------------------------
     def provenance(self):
         self.add("## Provenance: every run behind the numbers\n\n")
-        self.add("Each bracketed number [n] above names runs of this list: the command "
-                 "(its config and overrides), when it started (UTC), how long it took, the "
-                 "machine and its load average (1, 5, 15 min) when it ended, and the cmlbed "
-                 "binary that ran it. Results files are under `%s/` (not committed; rerun the "
-                 "command to get them); a run marked *kept* is read from its digest in `%s/` "
-                 "(every table of the results file but the timeline, scripts/cmlbed_report/"
-                 "digest.py), which git keeps when the results folder is gone.\n\n"
+        self.add("Each bracketed number [n] above names runs of this list (one line per seed's "
+                 "file): the command (its config and overrides), when it started (UTC), how "
+                 "long it took (a `--repeats` command writes several seeds; its time is the "
+                 "whole command's), the machine and its load average (1, 5, 15 min) when it "
+                 "ended, and the cmlbed binary that ran it. Results files are under `%s/` (not "
+                 "committed; rerun the command to get them); a run marked *kept* is read from "
+                 "its digest in `%s/` (every table of the results file but the timeline, "
+                 "scripts/cmlbed_report/digest.py), which git keeps when the results folder is "
+                 "gone.\n\n"
                  % (os.path.relpath(os.path.abspath(self.results), ROOT), self._archive_text()))
         self.add("<details><summary>%d runs</summary>\n\n" % len(self.cite.entries))
         rows = []
         for e in self.cite.entries:
             p = e.provenance
+            took = fmt(p.get("seconds"), "%.0f s")
+            if p.get("repeats", 1) > 1:
+                took += " (%d seeds)" % p["repeats"]
             rows.append(["[%d]" % e.id, "`%s`%s" % (os.path.relpath(e.path, self.results),
                                                      " (kept)" if e.archived else ""),
                          "`%s`" % command_text(e).replace("|", "\\|"), p.get("started", "-"),
-                         fmt(p.get("seconds"), "%.0f s"),
-                         "%s (%s cores)" % (p.get("host", "-"), p.get("cores", "-")),
+                         took, "%s (%s cores)" % (p.get("host", "-"), p.get("cores", "-")),
                          p.get("load_after", "-"), p.get("cmlbed", "-")])
         self.add(md_table(["#", "file", "command", "started", "took", "machine", "load",
                            "cmlbed"], rows))
@@ -1087,6 +1691,49 @@ class Report:
         return (os.path.relpath(os.path.abspath(self.args.archive), ROOT) if self.args.archive
                 else os.path.relpath(os.path.abspath(self.results), ROOT))
 
+    def regenerate_command(self):
+        return ("scripts/reproduction.sh --full --repeats %d" % max(3, self.args.repeats))
+
+    def reading(self):
+        """Section 0: how every figure is computed, from the constants the code uses."""
+        return [
+            "## 0. How to read the numbers\n\n",
+            "- **Seeds.** Every measured run ran n times with experiment.seed = 1..n "
+            "(`cmlbed run --repeats`; files NAME.seedS.h5). Runs that differ only in the seed "
+            "are one group (`cmlbed-report summary`'s grouping, "
+            "cmlbed_report.summary.group_runs); a measured figure is the **mean ± the "
+            "half-width of its 95% Student t interval** over the group, with n stated.\n",
+            "- **Ratios** (speedup, idle reduction, PiPar vs SFL, accuracy and byte ratios) "
+            "divide the baseline's mean by the other's, with **Fieller's 95% interval** in "
+            "brackets (stats.ratio_of_means); 'no difference measured [a, b]' where the "
+            "interval includes 1; '> X' where the denominator's own interval reaches 0 (X = "
+            "numerator mean / the upper end of that interval), never a point figure; '(n=1)' "
+            "a single run on a side, no interval. docs/statistics.md gives the formulas.\n",
+            "- **One averaging window.** Every time figure (round time, busy and idle time) "
+            "is averaged over **rounds %d.. of each run**: round 1 starts with full token "
+            "buckets, so its transfers are faster than a steady round's "
+            "(`cmlbed-report summary --from-round %d`). A run with fewer rounds keeps all of "
+            "them%s. Accuracy is the last round's; AdaSplit's bytes and client TFLOPs are "
+            "totals of the whole training.\n" % (
+                self.from_round, self.from_round,
+                " (here: %s)" % ", ".join(sorted(set(self.fallback))) if self.fallback else
+                " (none here)"),
+            "- **Idle time**, exactly as the tables compute it: for each round, the round's "
+            "wall time (from the first rank leaving the round's barrier to the last rank done "
+            "training; the evaluation after it is not in the round) minus the union of the "
+            "rank's compute intervals (forward, backward, optimizer step, aggregate, emulated "
+            "device time; sends, receives and waits are not compute), in seconds "
+            "(docs/results-format.md, Busy and idle time). **Server idle** is rank 0's, in "
+            "seconds per round over the window; the idle reduction is FL's mean of it over "
+            "PiPar's.\n",
+            "- **Simulated** cells are `cmlbed simulate`'s, run once (deterministic), and "
+            "labelled simulated wherever they appear. Their ± is the simulator's validated "
+            "error band, not a confidence interval: %s.\n" % self._band_source(),
+            "- **Split 0** (no layer on the device) uploads raw samples, which is centralised "
+            "training, not split learning: marked `*` and kept out of the headline figures.\n",
+            "\n",
+        ]
+
     def write(self):
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         try:
@@ -1095,32 +1742,40 @@ class Report:
         except OSError:
             revision = "?"
         started = [e.provenance["started"] for e in self.cite.entries if e.provenance.get("started")]
-        version = subprocess.run([self.args.cmlbed, "--version"], capture_output=True,
-                                 text=True).stdout.strip() if os.path.exists(self.args.cmlbed) else "?"
+        try:
+            version = subprocess.run([self.args.cmlbed, "--version"], capture_output=True,
+                                     text=True).stdout.strip() or "?"
+        except OSError as e:  # absent, or being rebuilt
+            version = "? (%s)" % (e.strerror or e)
         binaries = {}
         for e in self.cite.entries:
             binaries[e.provenance.get("cmlbed", "?")] = binaries.get(e.provenance.get("cmlbed", "?"), 0) + 1
         kept = sum(e.archived for e in self.cite.entries)
+        if len(binaries) == 1:
+            one = "**One binary behind every run: `%s`.**" % next(iter(binaries))
+        else:
+            one = ("**Not one binary: the runs come from %d binaries** (%s); regenerate with "
+                   "one (Regenerating, below)." % (len(binaries), ", ".join(
+                       "`%s` (%d runs)" % kv for kv in sorted(binaries.items())) or "-"))
         head = [
             "# Reproduction report: PiPar and AdaSplit on cmlbed\n\n",
-            "Written by `scripts/reproduction.sh%s` on %s, host %s (%d cores, load average "
-            "%s when the report was written), repository at %s, binary `%s` (%s), from the "
-            "results in `%s/` and, for %d of its %d runs, their digests kept in `%s/`: runs "
-            "that were already done are reused, so the runs behind it may come from several "
-            "invocations (runs from %s to %s; binaries: %s). Do not edit by hand: every "
-            "number below comes from a results file (or its kept digest) of the binary its "
-            "provenance names, "
-            "and the [n] after it points to the command that produced it, with its date, "
-            "machine and load (Provenance, at the end).\n\n" % (
+            "Written by `scripts/reproduction.sh%s --repeats %d` on %s, host %s (%d cores, "
+            "load average %s when the report was written), repository at %s, from the results "
+            "in `%s/` and, for %d of its %d runs, their digests kept in `%s/`: runs that were "
+            "already done are reused, so the runs behind it may come from several invocations "
+            "(runs from %s to %s). %s The binary at `%s` when the report was written: %s. Do "
+            "not edit by hand: every number below comes from a results file (or its kept "
+            "digest) of the binary its provenance names, and the [n] after it points to the "
+            "command that produced it, with its date, machine and load (Provenance, at the "
+            "end).\n\n" % (
                 {"default": "", "full": " --full", "quick": " --quick"}[self.args.mode],
-                now, os.uname().nodename, os.cpu_count(),
+                self.args.repeats, now, os.uname().nodename, os.cpu_count(),
                 " ".join("%.2f" % x for x in os.getloadavg()), revision,
-                os.path.relpath(self.args.cmlbed, ROOT) if self.args.cmlbed.startswith(ROOT)
-                else self.args.cmlbed, version,
                 os.path.relpath(os.path.abspath(self.results), ROOT), kept,
                 len(self.cite.entries), self._archive_text(),
-                min(started) if started else "-", max(started) if started else "-",
-                ", ".join("%s (%d runs)" % kv for kv in sorted(binaries.items())) or "-")]
+                min(started) if started else "-", max(started) if started else "-", one,
+                os.path.relpath(self.args.cmlbed, ROOT) if self.args.cmlbed.startswith(ROOT)
+                else self.args.cmlbed, version)]
         body = self.parts
         self.parts = []
         summary = ["## Summary\n\n"]
@@ -1128,37 +1783,62 @@ class Report:
             measured, simulated, none = self.headline["cells"]
             summary.append("- Grid cells: %d measured (%s), %d simulated, %d without results.\n" % (
                 len(measured), ", ".join("%s/%g" % c for c in measured) or "none", len(simulated), len(none)))
-        if "speedup" in self.headline:
-            s, i = self.headline["speedup"], self.headline["idle"]
-            summary.append("- PiPar grid: largest speedup of the round time vs FL **%.1fx** "
-                           "(%s, uplink %s, %s); largest server idle reduction vs FL **%.1fx** "
-                           "(%s, uplink %s, %s). The paper: 34.6x and 64.1x.\n"
-                           % (s[0], s[1], rate_text(s[2]), s[3], i[0], i[1], rate_text(i[2]), i[3]))
-        if "speedup_p1" in self.headline:
-            s, i = self.headline["speedup_p1"], self.headline["idle_p1"]
-            summary.append("- With at least one layer on the device (split >= 1): speedup "
-                           "**%.1fx** (%s, uplink %s, %s), server idle reduction **%.1fx** (%s, "
-                           "uplink %s, %s).\n"
-                           % (s[0], s[1], rate_text(s[2]), s[3], i[0], i[1], rate_text(i[2]), i[3]))
+        for key, noun, paper in (("speedup", "speedup of the round time vs FL", 34.6),
+                                 ("idle", "server idle reduction vs FL", 64.1)):
+            if key in self.headline:
+                best = self.headline[key]
+                summary.append(
+                    "- PiPar grid, measured, split >= 1: largest %s **%s** (%s); the paper: "
+                    "%.1fx.\n" % (noun, ratio_text(best[0]), best[1], paper) if best else
+                    "- PiPar grid, measured, split >= 1: no %s whose interval lies above 1; "
+                    "the paper: %.1fx.\n" % (noun, paper))
         if "sim_error" in self.headline:
             med, worst = self.headline["sim_error"]
-            summary.append("- Simulator vs measured round time on the measured cells: median "
-                           "|error| %.1f%%, largest %+.1f%% (%s, %s, %s).\n"
+            summary.append("- Simulator vs measured mean round time on the measured cells: "
+                           "median |error| %.1f%%, largest %+.1f%% (%s, %s, %s).\n"
                            % (100 * med, 100 * worst[1], worst[2], rate_text(worst[3]), worst[4]))
         if "dp" in self.headline:
             g = self.headline["dp"]
-            summary.append("- DP on the main job: PiPar vs FL %.2fx (DP off) / %.2fx (on); vs "
-                           "SFL %.2fx / %.2fx.\n" % (g["off"][0], g["on"][0], g["off"][1], g["on"][1]))
+            summary.append("- DP on the main job: PiPar vs FL %s (DP off) / %s (on); vs SFL "
+                           "%s / %s.\n" % (ratio_text(g["off"]["speedup"]), ratio_text(g["on"]["speedup"]),
+                                           ratio_text(g["off"]["vs_sfl"]), ratio_text(g["on"]["vs_sfl"])))
         if "adasplit_bytes" in self.headline:
             ours, theirs = self.headline["adasplit_bytes"]
-            summary.append("- AdaSplit sends %.1fx fewer bytes than SplitFed (the authors: "
-                           "%.1fx).\n" % (ours, theirs))
+            summary.append("- SplitFed's bytes over AdaSplit's: %s (the authors: %.2fx).\n"
+                           % (ratio_text(ours), theirs))
+        claims = self.headline.get("claims", [])
+        if claims:
+            summary.append("- The papers' claims (What we conclude): %s.\n" % ", ".join(
+                "%d %s" % (sum(1 for c in claims if c["verdict"] == v), v)
+                for v in (CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE)))
         for p in self.pending:
             summary.append("- Pending: %s.\n" % p)
         summary.append("\n")
-        text = "".join(head + summary + body)
+        regen = self.regeneration_text()
+        text = "".join(head + summary + self.reading() + body + regen)
         with open(self.args.doc, "w") as f:
             f.write(text)
+
+    def regeneration_text(self):
+        notes = []
+        if self.legacy:
+            notes.append("The runs of %d groups were made before seeds (n = 1, no interval): %s."
+                         % (len(self.legacy), ", ".join(self.legacy)))
+        if self.short:
+            notes.append("fewer seeds than the %d asked for: %s." % (self.args.repeats, ", ".join(self.short)))
+        if self.superseded:
+            notes.append("%d files made before seeds are superseded by seed files of the same "
+                         "name and not used (their digests in `%s/` can be deleted)."
+                         % (self.superseded, self._archive_text()))
+        return ["## Regenerating\n\n",
+                "`%s` runs every part (profiles, simulated grid, every measured cell, DP, "
+                "accuracy, the AdaSplit comparison) with %d seeds per measured run and rewrites "
+                "this page; a run already done (its NAME.seedS.h5 and provenance exist) is not "
+                "run again. On a cluster: `REPEATS=%d jobs/submit-reproduction.sh` (the heavy "
+                "parts as an array, then the report), and `scripts/reproduction.sh --repeats %d` "
+                "for the default parts. %s\n" % (
+                    self.regenerate_command(), max(3, self.args.repeats), max(3, self.args.repeats),
+                    max(3, self.args.repeats), " ".join(notes) or "Every run set here has its seeds.")]
 
 
 def main():
@@ -1180,6 +1860,14 @@ def main():
     parser.add_argument("--dp-accuracy-split", default="")
     parser.add_argument("--dp-accuracy-fl", default="")
     parser.add_argument("--adasplit-methods", default="fl sl sfl pipar adasplit")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="seeds each measured run should have (the report flags fewer)")
+    parser.add_argument("--from-round", type=int, default=2,
+                        help="average every time figure over rounds K.. of each run "
+                             "(cmlbed-report summary --from-round; default 2)")
+    parser.add_argument("--strict-seeds", action="store_true",
+                        help="fail (status 4) instead of writing a report when measured runs "
+                             "predate seeds (n = 1)")
     parser.add_argument("--cmlbed", default="build/cmlbed")
     parser.add_argument("--archive", default=os.path.join(ROOT, "docs", "reproduction-data"),
                         help="where digests of the runs are kept (in git), read when a results "
@@ -1191,7 +1879,11 @@ def main():
     if not os.path.isdir(args.results):
         print("reproduction_report.py: no results folder %s" % args.results, file=sys.stderr)
         return 1
+    if args.from_round < 1 or args.repeats < 1:
+        print("reproduction_report.py: --from-round and --repeats must be >= 1", file=sys.stderr)
+        return 2
     os.makedirs(args.images, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.doc)), exist_ok=True)
     report = Report(args)
     try:
         runs, files = report.store.refresh()
@@ -1202,7 +1894,19 @@ def main():
         report.dp()
         report.accuracy()
         report.adasplit()
+        report.conclude()
         report.provenance()
+        if report.legacy:
+            message = (
+                "reproduction_report.py: %s the runs of %d groups predate seeds (one NAME.h5 "
+                "each, n = 1: no interval, so verdicts resting on them are 'not testable "
+                "here'): %s. Regenerate them with: %s" % (
+                    "error:" if args.strict_seeds else "warning:", len(report.legacy),
+                    ", ".join(report.legacy[:6]) + (", ..." if len(report.legacy) > 6 else ""),
+                              report.regenerate_command()))
+            print(message, file=sys.stderr)
+            if args.strict_seeds:
+                return 4
         report.write()
     except ReportError as e:
         print("reproduction_report.py: error: %s" % e, file=sys.stderr)

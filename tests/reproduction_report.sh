@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # scripts/reproduction.sh --quick on tiny settings (VGG-5, one uplink rate, 2 devices,
-# one round of 2 mini-batches): the profile, the simulated and the measured cell, two
-# runs of the AdaSplit comparison (sfl and adasplit, 2 rounds of 2 mini-batches), and
-# the report, which must hold every section, the measured and the simulated cell, a
-# measured-vs-simulated error, the parts not run marked pending with their command, the
-# provenance of each run, and its pictures. A second call with --report-only reruns
-# nothing (every run is recorded as done).
+# one round of 2 mini-batches): the profile, the simulated and the measured cell (2 seeds
+# of each method: --quick's --repeats 2), two runs of the AdaSplit comparison (sfl and
+# adasplit, 2 rounds of 2 mini-batches, 2 seeds each), and the report, which must hold
+# every section, the measured cell as mean ± 95% interval with n = 2, the simulated cell,
+# a measured-vs-simulated error, the parts not run marked pending with their command,
+# "What we conclude" with a computed verdict for every claim of both papers, the
+# provenance of every seed's run, and its pictures. A second call reruns nothing (every
+# seed is recorded as done); a third writes the same report from the kept digests alone;
+# a folder with a run made before seeds (NAME.h5) still gives a report, with a warning
+# naming the command that regenerates it.
 # Usage: reproduction_report.sh CMLBED SOURCE_DIR PYTHON
 set -u
 cmlbed=$1 source_dir=$2 python=$3
@@ -19,29 +23,65 @@ args=(--quick --results "$work/results" --doc "$work/doc/reproduction.md" --imag
 bash scripts/reproduction.sh "${args[@]}" >"$work/out" 2>&1 || { cat "$work/out"; fail "reproduction.sh --quick failed"; }
 doc=$work/doc/reproduction.md
 [[ -s $doc ]] || { cat "$work/out"; fail "no report written"; echo "reproduction_report: $failures failure(s)"; exit 1; }
-for section in "# Reproduction report" "## Summary" "## 1. PiPar grid" "### The grid" \
-               "### Maxima over the grid, against the paper" "### Where the gain is large, and why" \
-               "### Measured against simulated" "## 2. Differential privacy" "## 3. Accuracy" \
-               "## 4. AdaSplit" "## Provenance"; do
+for section in "# Reproduction report" "## Summary" "## 0. How to read the numbers" "## 1. PiPar grid" \
+               "### The grid" "### Maxima over the grid, against the paper" \
+               "### Where the gain is large, and why" "### Measured against simulated" \
+               "## 2. Differential privacy" "## 3. Accuracy" "## 4. AdaSplit" "## What we conclude" \
+               "## Provenance" "## Regenerating"; do
   grep -qF -- "$section" "$doc" || fail "section '$section' missing"
 done
-grep -q "^| vgg5 | 100 mbit | measured |" "$doc" || fail "the measured cell is not in the grid table"
+repeats=2  # --quick's default
+# The measured cell: n = 2 and every figure as mean ± half-width; ratios with an interval,
+# "no difference measured" or "> X", never a bare point figure.
+grep -q "^| vgg5 | 100 mbit | measured, n = $repeats |" "$doc" || fail "the measured cell (n = $repeats) is not in the grid table"
+cell=$(grep "^| vgg5 | 100 mbit | measured, n = $repeats |" "$doc")
+[[ $(grep -o " ± " <<<"$cell" | wc -l) -ge 5 ]] || fail "the measured cell lacks mean ± half-width: $cell"
+ratios=$(cut -d'|' -f11-13 <<<"$cell")
+grep -qE '^( (no difference measured \[[-0-9.]+, [0-9.]+\]|> [0-9.]+x|[0-9.]+x \[[0-9.]+, [0-9.]+\]) \|){2} (no difference measured \[[-0-9.]+, [0-9.]+\]|> [0-9.]+x|[0-9.]+x \[[0-9.]+, [0-9.]+\]) $' <<<"$ratios" ||
+  fail "the measured cell's ratios are not written with their interval: $ratios"
+grep -q "averaged over \*\*rounds 2\.\. of each run\*\*" "$doc" || fail "the averaging window (rounds 2..) is not stated"
+grep -q "Their ± is the simulator's validated error band, not a confidence interval: ±[0-9.]*% of the round time" "$doc" ||
+  fail "the simulated cells' error band is not stated"
 grep -q "^| vgg5 | 100 mbit | pipar | P [0-9]*, m [0-9]* |" "$doc" || fail "no measured-vs-simulated row for pipar"
-grep -q "largest speedup of the round time vs FL \*\*[0-9.]*x\*\*" "$doc" || fail "no headline speedup"
+grep -qE "PiPar grid, measured, split >= 1: (largest speedup of the round time vs FL \*\*|no speedup of the round time vs FL whose interval lies above 1)" "$doc" ||
+  fail "no headline speedup (or its absence) in the summary"
 grep -q "Pending: DP on the main job (\`scripts/reproduction.sh --only dp,report\`)" "$doc" || fail "the DP part is not marked pending"
 grep -q "Pending: accuracy" "$doc" || fail "the accuracy part is not marked pending"
-grep -q "34.6x" "$doc" && grep -q "91.6%" "$doc" || fail "the papers' figures are missing"
-grep -q "^| adasplit | [0-9.]*% | 0\.[0-9]* | .* | 91\.6% | 3\.6 | \[[0-9]*\] |" "$doc" ||
-  fail "no AdaSplit row from its run in the AdaSplit table"
-grep -q "^| sfl | [0-9.]*% | .* | 65\.8% | 29\.5 | \[[0-9]*\] |" "$doc" || fail "no SplitFed row in the AdaSplit table"
-grep -q "AdaSplit sends [0-9.]*x fewer bytes than SplitFed (the authors: 8.2x)" "$doc" ||
-  fail "no AdaSplit bytes headline in the summary"
+grep -q "34.6x" "$doc" && grep -q "91.63%" "$doc" || fail "the papers' figures are missing"
+grep -q "^| adasplit | $repeats | [0-9.]*% ± [0-9.]*% | 0\.[0-9]* ± [0-9.]* | .* | 91\.63% | 3\.63 | \[[0-9-]*\] |" "$doc" ||
+  fail "no AdaSplit row (n = $repeats, mean ± half-width) in the AdaSplit table"
+grep -q "^| sfl | $repeats | [0-9.]*% ± .* | 65\.76% | 29\.51 | \[[0-9-]*\] |" "$doc" || fail "no SplitFed row in the AdaSplit table"
+grep -q "SplitFed's bytes over AdaSplit's: [0-9.]*x \[[0-9.]*, [0-9.]*\] (the authors: 8.13x)" "$doc" ||
+  fail "no AdaSplit bytes headline with its interval in the summary"
+# What we conclude: 13 claims, each with one of the three verdicts and a reason; those the
+# quick run cannot test say why (no DP or accuracy runs, no SL run, no heterogeneous
+# devices), the others are computed from the measured cell and the AdaSplit runs.
+claims=$(sed -n '/^## What we conclude/,/^## Provenance/p' "$doc" | grep -E "^\| (PiPar|AdaSplit) \|")
+[[ $(wc -l <<<"$claims") -eq 13 ]] || fail "expected 13 claims in 'What we conclude', found $(wc -l <<<"$claims")"
+[[ $(grep -cE "\| \*\*(confirmed|not confirmed|not testable here)\*\* \| .+ \| .+ \|$" <<<"$claims") -eq 13 ]] ||
+  fail "a claim without a verdict or a reason: $claims"
+grep -q "^| PiPar | the gain holds with differential privacy | - | \*\*not testable here\*\* | - | the DP part has not run" <<<"$claims" ||
+  fail "the DP claim is not 'not testable here' for want of the DP part"
+grep -q "^| PiPar | same accuracy as FL | - | \*\*not testable here\*\* | - | no accuracy runs" <<<"$claims" ||
+  fail "the accuracy claim is not 'not testable here' for want of accuracy runs"
+grep -q "^| PiPar | the gain holds with heterogeneous devices | - | \*\*not testable here\*\* | - | none of the $((5 * repeats)) measured runs" <<<"$claims" ||
+  fail "the heterogeneity claim does not count the $((5 * repeats)) measured runs"
+grep -q "^| AdaSplit | higher accuracy than SL | .* | \*\*not testable here\*\* | - | no SL run" <<<"$claims" ||
+  fail "the SL claim is not 'not testable here' for want of an SL run"
+grep -qE "^\| AdaSplit \| fewer bytes than SplitFed \| .* \| \*\*confirmed\*\* \| [0-9.]+x \[[0-9.]+, [0-9.]+\] \|" <<<"$claims" ||
+  fail "AdaSplit's fewer bytes than SplitFed (a deterministic schedule) is not confirmed with its interval"
+grep -qE "^\| PiPar \| training up to 34.6x faster than FL \| 34.6x \| \*\*(confirmed|not confirmed|not testable here)\*\* \| .*(\[|> |\(n=1\)).*vgg5, uplink 100 mbit, measured" <<<"$claims" ||
+  fail "the 34.6x claim does not rest on the measured cell's interval"
+grep -q "^13 claims: [0-9]* confirmed, [0-9]* not confirmed, [0-9]* not testable here\.$" "$doc" || fail "no count of the verdicts"
+grep -q "One binary behind every run: \`cmlbed " "$doc" || fail "the report does not name the one binary behind its runs"
 grep -q "^| \[1\] | \`profiles/vgg5.json\` | \`mpirun" "$doc" || fail "no provenance of the profile"
+grep -q "^| \[[0-9]*\] | \`measured/vgg5-100mbit-pipar.seed2.h5\` | \`mpirun .* --experiment.seed=1 --repeats $repeats .* | [0-9]* s ($repeats seeds) |" "$doc" ||
+  fail "no provenance of the second seed of the measured pipar run (its --repeats command)"
 # When the planner picks split 0 for pipar (it may, from a profile measured on a loaded
-# machine), the script also simulates the best split >= 1 (NAME-p1.h5), an eighth run.
-runs=$((9 + $(find "$work/results" -name '*-p1.h5' | wc -l)))
+# machine), the script also simulates the best split >= 1 (NAME-p1.h5), one more run.
+runs=$((4 + 5 * repeats + $(find "$work/results" -name '*-p1.h5' | wc -l)))
 [[ $(grep -c "^| \[[0-9]*\] |" "$doc") -eq $runs ]] ||
-  fail "expected $runs runs in the provenance (profile + 3 simulated + 3 measured + 2 AdaSplit comparison, + a split >= 1 simulation when pipar chose split 0)"
+  fail "expected $runs runs in the provenance (profile + 3 simulated + $repeats seeds x (3 measured + 2 AdaSplit comparison), + a split >= 1 simulation when pipar chose split 0)"
 for image in grid rounds measured-vs-simulated; do
   [[ -s $work/doc/images/reproduction-$image.png ]] || fail "picture reproduction-$image.png missing"
   grep -q "(images/reproduction-$image.png)" "$doc" || fail "reproduction-$image.png not linked"
@@ -66,6 +106,23 @@ bash scripts/reproduction.sh --quick --report-only --results "$work/results" --d
 body() { sed -n '/^## Summary/,/^## Provenance/p' "$1"; }
 diff <(body "$work/doc-before.md") <(body "$doc") >"$work/diff" || { head -20 "$work/diff"; fail "the report from the kept digests differs"; }
 [[ $(grep -c "^| \[[0-9]*\] | \`[^\`]*\` (kept) |" "$doc") -eq $runs ]] || fail "expected $runs runs marked kept in the provenance"
+# Runs made before seeds (one NAME.h5, as docs/reproduction-data/ holds them): the report
+# is still written, n = 1 and no interval, its verdicts 'not testable here', and a warning
+# names the command that regenerates them.
+mkdir -p "$work/old/measured"
+for method in fl sfl pipar; do
+  cp "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.json" "$work/old/measured/vgg5-100mbit-$method.h5.json"
+  cp "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.run.json" "$work/old/measured/vgg5-100mbit-$method.h5.run.json"
+done
+mkdir -p "$work/old-results"
+"$python" scripts/reproduction_report.py --results "$work/old-results" --archive "$work/old" --doc "$work/old.md" \
+  --images "$work/old-images" --networks vgg5 --rates 100 --repeats 3 >"$work/out4" 2>&1 ||
+  { cat "$work/out4"; fail "the report on runs made before seeds failed"; }
+grep -q "warning: the runs of 1 groups predate seeds .*Regenerate them with: scripts/reproduction.sh --full --repeats 3" "$work/out4" ||
+  { cat "$work/out4"; fail "no warning about runs made before seeds"; }
+grep -q "^| vgg5 | 100 mbit | measured, n = 1 (made before seeds) |" "$work/old.md" || fail "the pre-seed cell is not marked"
+grep -q "^| PiPar | training faster than FL | - | \*\*not testable here\*\* | .* | all 1 measured cells with split >= 1 have n = 1" "$work/old.md" ||
+  fail "a pre-seed cell's claim is not 'not testable here'"
 # Bad arguments: exit status 2 and a message.
 bash scripts/reproduction.sh --only nothing >"$work/err" 2>&1
 status=$?
