@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 
 namespace cmlbed::plan {
@@ -214,6 +215,52 @@ TEST(SimulatedServerStreams, StreamsServeDevicesAtTheSameTime) {
   EXPECT_EQ(one[0].flops, two[0].flops);
 }
 
+// sl, two devices with two mini-batches each. A mini-batch takes 7 s: device forward 1 s,
+// server forward + backward 4 s, device backward 1 s and step 1 s (the server's 1 s step
+// beside them); the device part (no values here) moves instantly. Turns of a whole round
+// (sl.batches_per_turn = 0): device 1 trains 0-14 s, device 2 14-28 s; turns of one
+// mini-batch: 1, 2, 1, 2 at 0, 7, 14, 21 s, with twice the hand-overs. Both last 28 s.
+TEST(SimulatedSlTurns, DevicesTakeTurnsOfTheGivenMiniBatches) {
+  SimulationInput input = two_devices("sl", 1);
+  for (SimulatedDevice& device : input.devices) device.batches = 2;
+  const auto forward_starts = [](const SimulatedRound& round, int rank) {
+    std::vector<std::int64_t> starts;
+    for (const Event& e : of_kind(round.events[static_cast<std::size_t>(rank)], EventKind::forward)) {
+      starts.push_back(e.t_start_ns / kSecond);
+    }
+    return starts;
+  };
+  const auto handovers = [](const SimulatedRound& round) {
+    return std::count_if(round.events[0].begin(), round.events[0].end(), [](const Event& e) {
+      return e.kind == EventKind::send && e.message == MessageType::model;
+    });
+  };
+  const auto whole = simulate(input);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].end_ns, 28 * kSecond);
+  EXPECT_EQ(forward_starts(whole[0], 1), (std::vector<std::int64_t>{0, 7}));
+  EXPECT_EQ(forward_starts(whole[0], 2), (std::vector<std::int64_t>{14, 21}));
+  EXPECT_EQ(handovers(whole[0]), 2);
+  input.sl_batches_per_turn = 1;
+  const auto single = simulate(input);
+  EXPECT_EQ(single[0].end_ns, 28 * kSecond);
+  EXPECT_EQ(forward_starts(single[0], 1), (std::vector<std::int64_t>{0, 14}));
+  EXPECT_EQ(forward_starts(single[0], 2), (std::vector<std::int64_t>{7, 21}));
+  EXPECT_EQ(handovers(single[0]), 4);
+  EXPECT_EQ(single[0].flops, whole[0].flops);
+}
+
+TEST(SlTurns, RoundRobinUntilEveryDeviceHasTrainedItsMiniBatches) {
+  const auto turns = sl_turns({3, 1, 2}, 2);
+  const std::vector<std::vector<std::int64_t>> expected = {{1, 0, 2}, {2, 0, 1}, {3, 0, 2}, {1, 2, 1}};
+  ASSERT_EQ(turns.size(), expected.size());
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    EXPECT_EQ((std::vector<std::int64_t>{turns[i].device, turns[i].first_batch, turns[i].batches}), expected[i]) << i;
+  }
+  EXPECT_EQ(sl_turns({3, 1, 2}, 0).size(), 3u);  // one turn each, all of its mini-batches
+  EXPECT_EQ(sl_turns({3, 1, 2}, 0)[0].batches, 3);
+  EXPECT_EQ(sl_turns({2, 2}, 1).size(), 4u);
+}
 
 // sfl as above (one stream, a round of 12 s), two rounds; from round 1 on a plan cuts both
 // devices elsewhere: device stages 0.5 s, the server's 1 + 1 + 0.5 s, half the activation.

@@ -119,6 +119,13 @@ std::vector<OptionSpec> build_table() {
       bounded(option("train.lr", T::real, "0.01", "", "learning rate"), 1e-12, 100),
       bounded(option("train.momentum", T::real, "0.9", "", "SGD momentum"), 0, 0.999999),
       bounded(option("train.weight_decay", T::real, "0", "", "L2 weight decay"), 0, 1),
+      choice("train.optimizer_state", "reset", {"reset", "keep"},
+             "what an optimizer's state (SGD momentum, Adam's moments) does when its model's "
+             "weights are replaced from outside: reset starts a fresh optimizer (fl, sfl, pipar: "
+             "on each device and server replica after every average; sl: on a device each time "
+             "the device part is handed to it), as Flower's examples and SplitFed's code do; keep "
+             "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
+             "adasplit (nothing replaced). docs/optimizer-state.md"),
       bounded(option("train.local_epochs", T::integer, "1", "epochs",
                      "passes over the local data per round (ignored when "
                      "train.local_iterations > 0)"),
@@ -140,6 +147,16 @@ std::vector<OptionSpec> build_table() {
       bounded(option("train.device_threads", T::integer, "1", "threads",
                      "LibTorch intra-op threads on each device rank"),
               1, 1024),
+
+      // [sl]
+      bounded(option("sl.batches_per_turn", T::integer, "0", "mini-batches",
+                     "sl: mini-batches a device trains before the device part moves on to the "
+                     "next device (devices take turns 1..N round-robin until each has trained "
+                     "its round's mini-batches); 0 = all of them in one turn (Gupta & Raskar, "
+                     "SplitFed's SL code); 1 = AdaSplit's SL baseline. Long turns on "
+                     "label-skewed shards collapse to a constant prediction "
+                     "(docs/optimizer-state.md)"),
+              0, 1e9),
 
       // [pipar]
       per_device(autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",

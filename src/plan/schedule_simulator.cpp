@@ -35,12 +35,18 @@ class RoundSimulation {
     one_receive_per_device_ = streams == 1;
     held_.resize(static_cast<std::size_t>(devices_));
     queued_.assign(static_cast<std::size_t>(devices_), false);
+    for (int d = 1; d <= devices_; ++d) state(d).turn_end = static_cast<int>(device(d).batches);
+    if (input.method == "sl") {
+      std::vector<std::int64_t> batches;
+      for (const SimulatedDevice& dev : input.devices) batches.push_back(dev.batches);
+      turns_ = sl_turns(batches, input.sl_batches_per_turn);
+    }
   }
 
   SimulatedRound run() {
     const std::int64_t start = record_.start_ns();
     if (in_.method == "sl") {
-      push(start, What::server_handover, 1);  // the devices take turns
+      if (!turns_.empty()) push(start, What::server_handover, turns_.front().device);  // the devices take turns
     } else {
       for (int d = 1; d <= devices_; ++d) {
         if (in_.method == "fl") {
@@ -63,7 +69,7 @@ class RoundSimulation {
  private:
   enum class What {
     device_start_batch, server_activation, server_free, device_gradient, server_model, device_model,
-    server_handover,  // sl: the server sends the device part to the next device
+    server_handover,  // sl: the server sends the device part to the next turn's device
     server_return     // sl: the device part is back on the server
   };
   struct Pending {
@@ -77,6 +83,7 @@ class RoundSimulation {
   };
   struct DeviceState {
     int batch = 0;
+    int turn_end = 0;                                  // sl: the batch its turn ends before
     std::vector<std::int64_t> sizes;                   // this mini-batch's micro-batches
     std::vector<std::optional<std::int64_t>> gradients;  // arrival of each
     int next_backward = 0;
@@ -132,14 +139,15 @@ class RoundSimulation {
       case What::server_handover: return hand_over(p.device, p.t);
       case What::server_return:
         stream_free_ns_.front() = std::max(stream_free_ns_.front(), p.t);
-        if (p.device < devices_) push(p.t, What::server_handover, p.device + 1);
+        if (++turn_ < turns_.size()) push(p.t, What::server_handover, turns_[turn_].device);
         return;
     }
   }
 
-  // sl: once the server has served the previous device and has its part back, the part
-  // goes to device d, which trains when it arrives.
+  // sl: once the server has served the previous turn and has the part back, the part goes
+  // to the device of turn turn_, which trains that turn's mini-batches when it arrives.
   void hand_over(int d, std::int64_t now) {
+    state(d).turn_end = static_cast<int>(turns_[turn_].first_batch + turns_[turn_].batches);
     const std::int64_t start = std::max(now, server_free_ns());
     push(record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, start), What::device_start_batch, d);
   }
@@ -233,7 +241,7 @@ class RoundSimulation {
     }
     if (s.next_backward < static_cast<int>(s.sizes.size())) return;
     s.free_ns = record_.compute(p.device, EventKind::step, s.free_ns, step_stage(dev.part), s.batch);
-    if (++s.batch < dev.batches) {
+    if (++s.batch < s.turn_end) {
       push(s.free_ns, What::device_start_batch, p.device);
     } else {
       finish_training(p.device, s.free_ns);
@@ -266,6 +274,8 @@ class RoundSimulation {
   std::uint64_t seq_ = 0;
   std::vector<std::int64_t> stream_free_ns_;  // per server stream (one for fl, sl)
   int models_ = 0;
+  std::vector<SlTurn> turns_;  // sl: the round's turns, in order
+  std::size_t turn_ = 0;       // sl: the turn under way
 };
 
 // The inputs of the later plans' rounds: the run's, each device cut as the plan cuts it.

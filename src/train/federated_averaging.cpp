@@ -76,6 +76,9 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
   }
   net::SendHandle sent = context.transport.send(0, header, tensor_payload(upload, header));
   load_flat_state(*model_, tensor_from(receive_or_throw(average, context, 0, "averaged model")));
+  // train.optimizer_state = reset: the moments (or momentum) were gathered on this
+  // device's own weights, which the average has just replaced.
+  if (settings_.reset_optimizer_state) optimizer_ = make_optimizer(*model_, settings_);
   if (privacy_.on()) round_start_ = flat_state(*model_);
   wait_or_throw(sent, context, 0, "model upload");
 }
@@ -128,7 +131,9 @@ std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::fina
 }
 
 // A device: its model (trained on since the last average when aggregate_every > 1) and
-// its optimizer; the server: the last average. Batches follow (seed, device, round).
+// its optimizer (fresh after an average with train.optimizer_state = reset: an empty
+// state, saved and loaded as any other); the server: the last average. Batches follow
+// (seed, device, round).
 void FederatedAveraging::save_state(torch::serialize::OutputArchive& archive) {
   save_module(archive, "model", *model_);
   save_optimizer(archive, "optimizer", optimizer_.get());

@@ -21,6 +21,7 @@ TrainingSettings training_settings(const Config& config) {
   s.lr = config.real("train.lr");
   s.momentum = config.real("train.momentum");
   s.weight_decay = config.real("train.weight_decay");
+  s.reset_optimizer_state = config.text("train.optimizer_state") == "reset";
   return s;
 }
 

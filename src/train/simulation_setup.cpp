@@ -205,6 +205,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
   input.server_streams = static_cast<int>(config.integer("train.server_streams"));
+  input.sl_batches_per_turn = config.integer("sl.batches_per_turn");
   input.host_cores = static_cast<int>(config.integer("plan.host_cores"));
   input.host_slice_ns = config.duration_ns("plan.host_slice");
   const int device_threads = static_cast<int>(config.integer("train.device_threads"));

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cmlbed/model/zoo.hpp"
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/train/server_streams.hpp"
 #include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
@@ -47,6 +48,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
                                  : 1);
   }
   if (schedule != SplitSchedule::sl) server_streams_ = static_cast<int>(config.integer("train.server_streams"));
+  if (schedule == SplitSchedule::sl) batches_per_turn_ = config.integer("sl.batches_per_turn");
   server_threads_ = static_cast<int>(config.integer("train.server_threads"));
   if (rank == 0) {
     const int replicas = schedule == SplitSchedule::sl ? 1 : devices;
@@ -93,14 +95,24 @@ void SplitLearning::run_round(const RoundContext& context) {
 // ---- device side ----
 
 void SplitLearning::train_device_round(const RoundContext& context) {
-  if (schedule_ == SplitSchedule::sl) {
-    // Wait for our turn: the server hands over the device part trained so far.
-    net::RecvHandle turn = context.transport.post_recv(0, net::MessageKind::model);
-    load_flat_state(*device_part_, tensor_from(receive_or_throw(turn, context, 0, "device part handover")));
-  }
   const auto batches = batches_->round(context.round, settings_);
+  if (schedule_ == SplitSchedule::sl) return take_turns(context, batches);
   for (std::size_t b = 0; b < batches.size(); ++b) train_batch(context, static_cast<int>(b), batches[b]);
-  if (schedule_ == SplitSchedule::sl || settings_.aggregates_after(context.round)) {
+  if (settings_.aggregates_after(context.round)) exchange_device_part(context);
+}
+
+// sl: our turns of the round (plan::sl_turns, as the server orders them): wait for the
+// device part as the previous device left it, train our next mini-batches, hand it back.
+void SplitLearning::take_turns(const RoundContext& context, const std::vector<std::vector<std::size_t>>& batches) {
+  for (const plan::SlTurn& turn : plan::sl_turns({static_cast<std::int64_t>(batches.size())}, batches_per_turn_)) {
+    net::RecvHandle handover = context.transport.post_recv(0, net::MessageKind::model);
+    load_flat_state(*device_part_, tensor_from(receive_or_throw(handover, context, 0, "device part handover")));
+    // train.optimizer_state = reset: our last turn's moments belong to weights that other
+    // devices have trained on since.
+    if (settings_.reset_optimizer_state) device_optimizer_ = make_optimizer(*device_part_, settings_);
+    for (std::int64_t b = turn.first_batch; b < turn.first_batch + turn.batches; ++b) {
+      train_batch(context, static_cast<int>(b), batches[static_cast<std::size_t>(b)]);
+    }
     exchange_device_part(context);
   }
 }
@@ -162,6 +174,7 @@ void SplitLearning::exchange_device_part(const RoundContext& context) {
   if (schedule_ != SplitSchedule::sl) {
     net::RecvHandle average = context.transport.post_recv(0, net::MessageKind::model);
     load_flat_state(*device_part_, tensor_from(receive_or_throw(average, context, 0, "averaged device part")));
+    if (settings_.reset_optimizer_state) device_optimizer_ = make_optimizer(*device_part_, settings_);
   }
   wait_or_throw(sent, context, 0, "device part upload");
 }
@@ -169,17 +182,21 @@ void SplitLearning::exchange_device_part(const RoundContext& context) {
 // ---- server side ----
 
 void SplitLearning::serve_parallel_round(const RoundContext& context) {
-  std::vector<int> all;
-  for (int device = 1; device <= devices_; ++device) all.push_back(device);
-  serve_devices(context, all);
+  serve_devices(context, round_micro_batches());
   if (settings_.aggregates_after(context.round)) aggregate(context);
 }
 
+// The device part goes from device to device, turn by turn (plan::sl_turns). Turns of
+// a whole round on label-skewed shards (2 classes per device) collapse the model to one
+// predicted class; turns of one mini-batch do not (docs/optimizer-state.md).
 void SplitLearning::serve_sequential_round(const RoundContext& context) {
-  for (int device = 1; device <= devices_; ++device) {
+  std::vector<std::int64_t> batches;  // per device: sl has one micro-batch per mini-batch
+  for (const auto& [device, count] : round_micro_batches()) batches.push_back(count);
+  for (const plan::SlTurn& turn : plan::sl_turns(batches, batches_per_turn_)) {
+    const int device = turn.device;
     // The device part as the previous device left it (the shadow of device 1 holds it).
     wait_or_throw(send_state(context, device, *device_shadows_.front(), 0), context, device, "device part handover");
-    serve_devices(context, {device});
+    serve_devices(context, {{device, turn.batches}});
     net::RecvHandle back = context.transport.post_recv(device, net::MessageKind::model);
     load_flat_state(*device_shadows_.front(),
                     tensor_from(receive_or_throw(back, context, device, "device part return")));
@@ -190,17 +207,20 @@ void SplitLearning::serve_sequential_round(const RoundContext& context) {
   load_named_state(*whole_model_, state);
 }
 
-// Serves the micro-batches of `devices` in arrival order until every device has sent all
-// of its mini-batches for the round: on the server's main thread, or on
-// train.server_streams worker threads.
-void SplitLearning::serve_devices(const RoundContext& context, const std::vector<int>& devices) {
-  std::map<int, std::int64_t> micro_batches;  // per device, for the round
-  for (int device : devices) {
+std::map<int, std::int64_t> SplitLearning::round_micro_batches() const {
+  std::map<int, std::int64_t> micro_batches;
+  for (int device = 1; device <= devices_; ++device) {
     micro_batches[device] =
         batches_per_round(data_.partitions[static_cast<std::size_t>(device - 1)].size(), settings_) *
         micro_batches_for(device);
   }
-  if (server_streams_ > 1 && devices.size() > 1) return serve_on_streams(context, micro_batches);
+  return micro_batches;
+}
+
+// Serves the devices' micro-batches in arrival order until each has sent its count: on
+// the server's main thread, or on train.server_streams worker threads.
+void SplitLearning::serve_devices(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches) {
+  if (server_streams_ > 1 && micro_batches.size() > 1) return serve_on_streams(context, micro_batches);
   serve_in_arrival_order(context, net::MessageKind::activation, micro_batches, "activation upload",
                          [&](int device, const net::Message& message) {
                            serve_micro_batch(context, device, message);
@@ -292,7 +312,11 @@ void SplitLearning::aggregate(const RoundContext& context) {
     auto stage = compute_stage(context, EventKind::aggregate);
     for (auto& [name, tensors] : copies) average[name] = weighted_average(tensors, weights[name]);
     load_named_state(*whole_model_, average);
-    for (auto& server : server_parts_) load_named_state(*server.part, average);
+    for (auto& server : server_parts_) {
+      load_named_state(*server.part, average);
+      // train.optimizer_state = reset: the replica's state was gathered on its own weights.
+      if (settings_.reset_optimizer_state) server.optimizer = make_optimizer(*server.part, settings_);
+    }
   }
   std::vector<net::SendHandle> replies;
   for (int device = 1; device <= devices_; ++device) {
@@ -365,7 +389,8 @@ std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_sta
 // A device: its part and optimizer. The server: each replica (one for sl) with its
 // optimizer, the device-part shadows (for sl, shadow 1 is the device part being handed
 // from device to device) and the whole model as last aggregated. Batches follow
-// (seed, device, round).
+// (seed, device, round). With train.optimizer_state = reset an optimizer renewed after
+// the round's average is saved with its empty state, in the same keys.
 void SplitLearning::save_state(torch::serialize::OutputArchive& archive) {
   if (rank_ != 0) {
     save_module(archive, "device_part", *device_part_);

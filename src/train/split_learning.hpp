@@ -9,7 +9,8 @@
 //          gradient arrives; gradients accumulate, one optimizer step per mini-batch on
 //          each side, so the mathematics are sfl's and only the timing changes;
 //  - sl    (vanilla split learning): one device at a time with a single server part;
-//          the device part goes from device to device through the server.
+//          the device part goes from device to device through the server, after each
+//          device's sl.batches_per_turn mini-batches (plan::sl_turns).
 #include <map>
 
 #include "cmlbed/model/part_cost.hpp"
@@ -45,11 +46,14 @@ class SplitLearning : public Method {
   void train_device_round(const RoundContext& context);
   void train_batch(const RoundContext& context, int batch, const std::vector<std::size_t>& indices);
   void exchange_device_part(const RoundContext& context);
+  void take_turns(const RoundContext& context, const std::vector<std::vector<std::size_t>>& batches);
 
   // Server side.
   void serve_parallel_round(const RoundContext& context);
   void serve_sequential_round(const RoundContext& context);
-  void serve_devices(const RoundContext& context, const std::vector<int>& devices);
+  // Every device's micro-batches in a round, by device.
+  std::map<int, std::int64_t> round_micro_batches() const;
+  void serve_devices(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches);
   void serve_on_streams(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches);
   void serve_micro_batch(const RoundContext& context, int device, const net::Message& message);
   void aggregate(const RoundContext& context);
@@ -63,6 +67,7 @@ class SplitLearning : public Method {
   std::vector<int> micro_batches_;  // per device (index d-1)
   std::vector<std::size_t> splits_;  // per device
   int server_streams_ = 1;  // train.server_streams (sfl, pipar); sl has one replica, one stream
+  std::int64_t batches_per_turn_ = 0;  // sl.batches_per_turn (0: a device's whole round)
   int server_threads_ = 1;  // train.server_threads, shared out among the streams
   model::PartCost device_cost_;      // device: FLOPs of its part
   std::vector<model::PartCost> server_costs_;  // server: of each device's server part

@@ -1,7 +1,10 @@
 #pragma once
 // Rules of a run's round sequence that the runtime, the simulator and the re-planner
 // must apply alike.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 namespace cmlbed::plan {
 
@@ -16,6 +19,30 @@ constexpr bool averages_after(int round, int aggregate_every, int rounds) {
 // is not exact in binary.
 inline int adasplit_local_rounds(double local_fraction, int rounds) {
   return static_cast<int>(std::floor(local_fraction * rounds + 1e-9));
+}
+
+// sl: one device at a time holds the device part and trains `batches` mini-batches of
+// its round's schedule from `first_batch` on, then hands the part on.
+struct SlTurn {
+  int device = 1;
+  std::int64_t first_batch = 0;
+  std::int64_t batches = 0;
+};
+
+// sl's turns in one round (sl.batches_per_turn): devices 1..N in order, each for up to
+// `per_turn` of its mini-batches (0: all of them), again from device 1 while any has
+// mini-batches left; `batches[d-1]` is device d's count for the round.
+inline std::vector<SlTurn> sl_turns(const std::vector<std::int64_t>& batches, std::int64_t per_turn) {
+  std::vector<SlTurn> turns;
+  for (std::int64_t first = 0;; first += per_turn) {
+    const std::size_t before = turns.size();
+    for (std::size_t d = 0; d < batches.size(); ++d) {
+      if (first >= batches[d]) continue;
+      const std::int64_t count = per_turn > 0 ? std::min(per_turn, batches[d] - first) : batches[d];
+      turns.push_back({static_cast<int>(d) + 1, first, count});
+    }
+    if (per_turn <= 0 || turns.size() == before) return turns;
+  }
 }
 
 // What of a run's round sequence depends on its number of rounds.

@@ -90,6 +90,9 @@ struct SimulationInput {
   // stream (d - 1) mod k, each stream in arrival order, each at the profile's speed (as
   // if every stream had its own cores).
   int server_streams = 1;
+  // sl: mini-batches per turn (sl.batches_per_turn; 0: a device's whole round), turns
+  // ordered by plan::sl_turns.
+  std::int64_t sl_batches_per_turn = 0;
   // Cores of the one host every rank runs on (plan.host_cores); 0: each rank has cores
   // of its own. With C > 0 the stages' CPU work shares C cores: work progresses at
   // min(1, C / n(t)), n(t) the cores asked for by all work running at t (processor

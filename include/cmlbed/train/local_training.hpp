@@ -28,6 +28,10 @@ struct TrainingSettings {
   bool aggregates_after(int round) const { return plan::averages_after(round, aggregate_every, rounds); }
   std::string optimizer = "sgd";
   double lr = 0.01, momentum = 0.9, weight_decay = 0;
+  // train.optimizer_state = reset: a fresh optimizer wherever a model's weights are
+  // replaced from outside (an average, a handed-over device part); keep: its state
+  // carries on.
+  bool reset_optimizer_state = true;
 };
 TrainingSettings training_settings(const Config& config);
 
