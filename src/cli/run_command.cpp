@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -76,6 +77,13 @@ std::pair<std::string, int> stored_run(const std::string& file, MPI_Comm comm, b
   return {text, static_cast<int>(sizes[1])};
 }
 
+// Options whose default changed after results files were written without them, with the
+// value those runs had: train.optimizer_state (before it, every method kept its
+// optimizers' state across averages).
+std::vector<RawSetting> options_older_runs_had() {
+  return {{"train.optimizer_state", "keep", "a results file written before train.optimizer_state existed"}};
+}
+
 // The configuration of a resumed run: the one stored in the file, with the overrides a
 // resumed run allows (resume_may_change) or that repeat stored values, and output.file =
 // the file. Every rank calls it (collective).
@@ -92,7 +100,14 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
                       " ranks; resume it with mpirun -np " + std::to_string(stored_ranks) + " (this run has " +
                       std::to_string(mpi_size) + ")");
   }
-  const auto stored_settings = parse_ini_settings(text, "the configuration stored in " + file);
+  auto stored_settings = parse_ini_settings(text, "the configuration stored in " + file);
+  // Options added since the file was written take the value that run had, not today's
+  // default: a stored configuration lists every option its cmlbed knew.
+  for (const RawSetting& before : options_older_runs_had()) {
+    const bool stored_it = std::any_of(stored_settings.begin(), stored_settings.end(),
+                                       [&](const RawSetting& s) { return s.name == before.name; });
+    if (!stored_it) stored_settings.push_back(before);
+  }
   const Config stored = Config::resolve(stored_settings, {});
   std::vector<RawSetting> settings;
   for (const RawSetting& setting : args.settings) {
