@@ -1237,6 +1237,10 @@ class Report:
     # --- DP on the main job ------------------------------------------------------------
     def dp(self):
         self.add("## 2. Differential privacy: its cost, and PiPar's gain with DP on\n\n")
+        self.add("What DP costs in accuracy across noise multipliers, with epsilon under both "
+                 "adjacency relations, on the main job's settings (3 seeds a cell): "
+                 "[privacy-accuracy.md](privacy-accuracy.md) (`bash scripts/privacy-accuracy.sh`). "
+                 "This section measures time.\n\n")
         sets = run_sets(self.store, "dp", dp_key)
         self.add(
             "The main job's settings (`configs/quickstart/{fl,sfl,pipar}.ini`: Fashion-MNIST, "
