@@ -126,6 +126,13 @@ std::vector<OptionSpec> build_table() {
              "the device part is handed to it), as Flower's examples and SplitFed's code do; keep "
              "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
              "adasplit (nothing replaced). docs/optimizer-state.md"),
+      option("train.personalised", T::flag, "false", "true/false",
+             "sl, sfl, pipar: each device keeps its own device part (never averaged, never "
+             "handed to another device) and is scored with it followed by the shared server "
+             "part, as AdaSplit's devices are; the server side stays shared (sfl, pipar average "
+             "the server replicas, sl trains one server part). No device part is sent while "
+             "training (sl: a one-byte control word starts a turn). Not with fl, adasplit "
+             "(personalised already), transfer or plan.replan. docs/adasplit.md"),
       bounded(option("train.local_epochs", T::integer, "1", "epochs",
                      "passes over the local data per round (ignored when "
                      "train.local_iterations > 0)"),

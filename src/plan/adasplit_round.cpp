@@ -59,7 +59,7 @@ SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
     for (int d = 1; d <= devices; ++d) {
       if (b >= dev(d).batches) continue;
       const std::int64_t word =
-          record.transfer(0, d, MessageType::control, in.adasplit.control_bytes, server, b);
+          record.transfer(0, d, MessageType::control, in.control_bytes, server, b);
       const std::int64_t stepped = train_batch(record, dev(d).part, d, b, n, free[static_cast<std::size_t>(d)]);
       // The device waits for the word after its step, then uploads (without waiting).
       const std::int64_t released = std::max(stepped, word);

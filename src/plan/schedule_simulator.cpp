@@ -61,6 +61,9 @@ class RoundSimulation {
       events_.pop();
       handle(next);
     }
+    // Personalised sfl, pipar: the server averages its replicas once it has served every
+    // micro-batch; no device sends or waits for anything.
+    if (in_.personalised && aggregates_ && in_.method != "sl") aggregate(server_free_ns());
     std::int64_t end = std::max(start, server_free_ns());
     for (const DeviceState& device : state_) end = std::max(end, device.done_ns);
     return record_.finish(end);
@@ -112,6 +115,10 @@ class RoundSimulation {
 
   void finish_training(int d, std::int64_t t) {
     state(d).free_ns = t;
+    if (in_.personalised && in_.method != "fl") {  // the device part stays on the device
+      state(d).done_ns = t;
+      return;
+    }
     if (in_.method == "sl") {  // the device part back to the server, for the next device
       const std::int64_t arrival = record_.transfer(d, 0, MessageType::model, device(d).part_state_values * 4, t);
       state(d).done_ns = arrival;
@@ -149,7 +156,10 @@ class RoundSimulation {
   void hand_over(int d, std::int64_t now) {
     state(d).turn_end = static_cast<int>(turns_[turn_].first_batch + turns_[turn_].batches);
     const std::int64_t start = std::max(now, server_free_ns());
-    push(record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, start), What::device_start_batch, d);
+    const std::int64_t arrival = in_.personalised
+                                     ? record_.transfer(0, d, MessageType::control, in_.control_bytes, start)
+                                     : record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, start);
+    push(arrival, What::device_start_batch, d);
   }
 
   // The m forwards back to back, each activation leaving as soon as it exists.
@@ -221,6 +231,10 @@ class RoundSimulation {
     push(arrival, What::device_gradient, job.device, job.batch, job.micro);
     if (job.micro + 1 == dev.micro_batches) {
       t = record_.compute(0, EventKind::step, t, step_stage(dev.server), job.batch);
+      // Personalised sl: the turn is over once the server has served its last mini-batch.
+      if (in_.method == "sl" && in_.personalised && job.batch + 1 == state(job.device).turn_end) {
+        push(t, What::server_return, job.device);
+      }
     }
     stream_free_ns_[stream] = t;
     push(t, What::server_free, static_cast<int>(stream));
@@ -251,13 +265,24 @@ class RoundSimulation {
   // FedAvg once every device's model is in and the server has served everything.
   void aggregate_when_ready(std::int64_t now) {
     if (models_ < devices_) return;
-    const std::int64_t start = std::max(now, server_free_ns());
-    const double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_state_values) * devices_;
-    const std::int64_t end = record_.compute(0, EventKind::aggregate, start, work_stage(seconds));
-    std::fill(stream_free_ns_.begin(), stream_free_ns_.end(), end);
+    const std::int64_t end = aggregate(std::max(now, server_free_ns()));
     for (int d = 1; d <= devices_; ++d) {
       push(record_.transfer(0, d, MessageType::model, device(d).part_state_values * 4, end), What::device_model, d);
     }
+  }
+
+  // The server's averaging from `start`: every device's whole model, or personalised its
+  // server replica alone; returns its end.
+  std::int64_t aggregate(std::int64_t start) {
+    double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_state_values) * devices_;
+    if (in_.personalised) {
+      double values = 0;
+      for (const SimulatedDevice& dev : in_.devices) values += static_cast<double>(in_.model_state_values - dev.part_state_values);
+      seconds = in_.aggregate_s_per_parameter * values;
+    }
+    const std::int64_t end = record_.compute(0, EventKind::aggregate, start, work_stage(seconds));
+    std::fill(stream_free_ns_.begin(), stream_free_ns_.end(), end);
+    return end;
   }
 
   const SimulationInput& in_;
@@ -286,6 +311,7 @@ std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
     if (input.method != "sfl" && input.method != "pipar") {
       throw std::invalid_argument("simulate: plans adopted during the run need sfl or pipar, not " + input.method);
     }
+    if (input.personalised) throw std::invalid_argument("simulate: personalised device parts are not re-split");
     if (phase.first_round <= after || phase.first_round >= input.rounds) {
       throw std::invalid_argument("simulate: a later plan from round " + std::to_string(phase.first_round) +
                                   " (0-based): later plans start in rounds 1..rounds-1, ascending");

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
@@ -107,6 +108,26 @@ void validate_training(const Config& config, int devices) {
           "one of them above 0");
 }
 
+// train.personalised keeps a device part on each device: only methods with a device part
+// that would otherwise be averaged or handed over have something to personalise.
+void validate_personalised(const Config& config) {
+  if (!config.flag("train.personalised")) return;
+  const std::string method = config.text("experiment.method");
+  static const std::map<std::string, std::string> refused = {
+      {"fl", "fl trains the whole model on every device and has no device part to keep; personalised "
+             "variants exist for sl, sfl and pipar"},
+      {"adasplit", "adasplit is personalised already (each device keeps its part, the server a mask per "
+                   "device); set train.personalised = false"},
+      {"transfer", "the transfer job trains no model"}};
+  const auto found = refused.find(method);
+  require(found == refused.end(), "train.personalised = true with experiment.method = " + method + ": " +
+                                      (found == refused.end() ? std::string() : found->second));
+  require(config.text("plan.replan") == "off",
+          "train.personalised = true with plan.replan = " + config.text("plan.replan") +
+              ": a re-split cuts the new parts from one averaged model, which a personalised run does "
+              "not have (each device's layers are its own); set plan.replan = off");
+}
+
 void validate_adasplit(const Config& config, int devices) {
   if (config.text("experiment.method") != "adasplit") return;
   require(config.integer("adasplit.selected") <= devices,
@@ -205,6 +226,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   if (check_output) validate_output(config);
   validate_training(config, devices);
   validate_adasplit(config, devices);
+  validate_personalised(config);
   validate_device_speed(config, devices);
   validate_privacy(config);
   validate_partition(config, devices);

@@ -227,55 +227,16 @@ double AdaSplit::serve_batch(const RoundContext& context, int device, const net:
 
 // ---- evaluation ----
 
-// Each device hands its part to the server (unshaped, not counted), which scores it
-// followed by the server part under the device's masks: on the test samples of the
-// device's classes (per-device scope), or on the whole test set, the global score
-// being the mean over devices.
+// Device d's model is its part followed by the server part under its masks
+// (evaluate_personalised: the parts travel unshaped, outside the rounds).
 std::optional<Evaluation> AdaSplit::evaluate(const RoundContext& context) {
-  if (rank_ != 0) {
-    net::MessageHeader header = header_for(net::MessageKind::model, context.round, -1);
-    net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*device_part_), header),
-                                                  net::Transport::Shaping::none);
-    wait_or_throw(sent, context, 0, "device part for evaluation");
-    return std::nullopt;
-  }
-  std::vector<net::RecvHandle> parts;
-  for (int device = 1; device <= devices_; ++device) {
-    parts.push_back(context.transport.post_recv(device, net::MessageKind::model));
-  }
-  std::vector<torch::Tensor> states;
-  for (int device = 1; device <= devices_; ++device) {
-    states.push_back(tensor_from(
-        receive_or_throw(parts[static_cast<std::size_t>(device - 1)], context, device, "device part for evaluation")));
-  }
-  auto stage = compute_stage(context, EventKind::evaluate);
-  Evaluation evaluation;
-  const auto classes = static_cast<std::size_t>(data_.test.num_classes);
-  Score sum;
-  for (int device = 1; device <= devices_; ++device) {
-    load_flat_state(*device_shadow_, states[static_cast<std::size_t>(device - 1)]);
-    ClassScores scores;
-    {
-      torch::NoGradGuard no_grad;
-      const auto applied = masks_[static_cast<std::size_t>(device - 1)].apply(*server_part_);
-      scores = score_by_class(*device_shadow_, *server_part_, data_.test);
-    }
-    if (context.evaluation_scope == EvaluationScope::per_device) {
-      evaluation.devices[device] = device_score(
-          scores, label_shares(data_.train_labels, data_.partitions[static_cast<std::size_t>(device - 1)],
-                               classes));
-    } else {
-      const Score score = overall_score(scores);
-      sum.loss += score.loss / devices_;
-      sum.accuracy += score.accuracy / devices_;
-      sum.samples = score.samples;
-    }
-  }
-  if (context.evaluation_scope == EvaluationScope::global) {
-    evaluation.has_global = true;
-    evaluation.global = sum;
-  }
-  return evaluation;
+  return evaluate_personalised(context, device_part_.get(), data_.train_labels, data_.partitions,
+                               data_.test.num_classes, [&](int device, const torch::Tensor& part) {
+                                 load_flat_state(*device_shadow_, part);
+                                 torch::NoGradGuard no_grad;
+                                 const auto applied = masks_[static_cast<std::size_t>(device - 1)].apply(*server_part_);
+                                 return score_by_class(*device_shadow_, *server_part_, data_.test);
+                               });
 }
 
 std::vector<std::pair<std::string, std::vector<float>>> AdaSplit::final_state() {

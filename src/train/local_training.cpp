@@ -152,6 +152,51 @@ Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& 
   return evaluation;
 }
 
+std::optional<Evaluation> evaluate_personalised(const RoundContext& context, torch::nn::Module* device_part,
+                                                const std::vector<std::uint8_t>& train_labels,
+                                                const std::vector<std::vector<std::size_t>>& partitions,
+                                                std::int64_t classes, const PersonalScore& score) {
+  if (context.rank != 0) {
+    net::MessageHeader header;
+    header.kind = net::MessageKind::model;
+    header.round = context.round;
+    net::SendHandle sent = context.transport.send(0, header, tensor_payload(flat_state(*device_part), header),
+                                                  net::Transport::Shaping::none);
+    wait_or_throw(sent, context, 0, "device part for evaluation");
+    return std::nullopt;
+  }
+  std::vector<net::RecvHandle> parts;
+  for (int device = 1; device <= context.devices; ++device) {
+    parts.push_back(context.transport.post_recv(device, net::MessageKind::model));
+  }
+  std::vector<torch::Tensor> states;
+  for (int device = 1; device <= context.devices; ++device) {
+    states.push_back(tensor_from(
+        receive_or_throw(parts[static_cast<std::size_t>(device - 1)], context, device, "device part for evaluation")));
+  }
+  auto stage = compute_stage(context, trace::EventKind::evaluate);
+  Evaluation evaluation;
+  Score sum;
+  for (int device = 1; device <= context.devices; ++device) {
+    const ClassScores scores = score(device, states[static_cast<std::size_t>(device - 1)]);
+    if (context.evaluation_scope == EvaluationScope::per_device) {
+      evaluation.devices[device] = device_score(
+          scores, label_shares(train_labels, partitions[static_cast<std::size_t>(device - 1)],
+                               static_cast<std::size_t>(classes)));
+    } else {
+      const Score one = overall_score(scores);
+      sum.loss += one.loss / context.devices;
+      sum.accuracy += one.accuracy / context.devices;
+      sum.samples = one.samples;
+    }
+  }
+  if (context.evaluation_scope == EvaluationScope::global) {
+    evaluation.has_global = true;
+    evaluation.global = sum;
+  }
+  return evaluation;
+}
+
 double step_flops(std::int64_t parameters, const TrainingSettings& settings) {
   double per_weight = settings.optimizer == "adam" ? 13 : 2 + (settings.momentum > 0 ? 2 : 0);
   if (settings.weight_decay > 0) per_weight += 2;

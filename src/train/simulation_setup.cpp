@@ -164,7 +164,9 @@ double evaluation_seconds(const Config& config, const plan::Profile& profile, st
                           int devices) {
   double forward = 0;  // the whole model at the largest measured batch
   for (const plan::LayerProfile& layer : profile.ranks.front().layers) forward += layer.forward_s.back();
-  const double models = config.text("experiment.method") == "adasplit" ? devices : 1;
+  // One model, or one per device (adasplit, personalised runs: each device's part with the server's).
+  const double models =
+      config.text("experiment.method") == "adasplit" || config.flag("train.personalised") ? devices : 1;
   return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());
 }
 
@@ -206,6 +208,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.aggregate_every = settings.aggregate_every;
   input.server_streams = static_cast<int>(config.integer("train.server_streams"));
   input.sl_batches_per_turn = config.integer("sl.batches_per_turn");
+  input.personalised = config.flag("train.personalised");
   input.host_cores = static_cast<int>(config.integer("plan.host_cores"));
   input.host_slice_ns = config.duration_ns("plan.host_slice");
   const int device_threads = static_cast<int>(config.integer("train.device_threads"));

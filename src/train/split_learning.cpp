@@ -49,6 +49,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
   }
   if (schedule != SplitSchedule::sl) server_streams_ = static_cast<int>(config.integer("train.server_streams"));
   if (schedule == SplitSchedule::sl) batches_per_turn_ = config.integer("sl.batches_per_turn");
+  personalised_ = config.flag("train.personalised");
   server_threads_ = static_cast<int>(config.integer("train.server_threads"));
   if (rank == 0) {
     const int replicas = schedule == SplitSchedule::sl ? 1 : devices;
@@ -67,7 +68,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
       device_shadows_.push_back(std::make_unique<model::ModelPart>(
           settings_.model, 0, split_for(device), settings_.seed));
     }
-    whole_model_ = std::make_unique<model::ModelPart>(settings_.model, 0, layers, settings_.seed);
+    if (!personalised_) whole_model_ = std::make_unique<model::ModelPart>(settings_.model, 0, layers, settings_.seed);
     no_layers_ = std::make_unique<model::ModelPart>(settings_.model, layers, layers, settings_.seed);
   } else {
     device_part_ = std::make_unique<model::ModelPart>(settings_.model, 0, split_for(rank), settings_.seed);
@@ -86,6 +87,10 @@ std::size_t SplitLearning::split_for(int device) const {
   return splits_[static_cast<std::size_t>(device - 1)];
 }
 
+SplitLearning::ServerPart& SplitLearning::server_for(int device) {
+  return server_parts_[schedule_ == SplitSchedule::sl ? 0 : static_cast<std::size_t>(device - 1)];
+}
+
 void SplitLearning::run_round(const RoundContext& context) {
   if (rank_ != 0) return train_device_round(context);
   if (schedule_ == SplitSchedule::sl) return serve_sequential_round(context);
@@ -98,22 +103,29 @@ void SplitLearning::train_device_round(const RoundContext& context) {
   const auto batches = batches_->round(context.round, settings_);
   if (schedule_ == SplitSchedule::sl) return take_turns(context, batches);
   for (std::size_t b = 0; b < batches.size(); ++b) train_batch(context, static_cast<int>(b), batches[b]);
-  if (settings_.aggregates_after(context.round)) exchange_device_part(context);
+  // Personalised: the device part is ours alone; nothing of it leaves the device.
+  if (settings_.aggregates_after(context.round) && !personalised_) exchange_device_part(context);
 }
 
 // sl: our turns of the round (plan::sl_turns, as the server orders them): wait for the
 // device part as the previous device left it, train our next mini-batches, hand it back.
+// Personalised: wait for the server's word that our turn starts, train our own part.
 void SplitLearning::take_turns(const RoundContext& context, const std::vector<std::vector<std::size_t>>& batches) {
   for (const plan::SlTurn& turn : plan::sl_turns({static_cast<std::int64_t>(batches.size())}, batches_per_turn_)) {
-    net::RecvHandle handover = context.transport.post_recv(0, net::MessageKind::model);
-    load_flat_state(*device_part_, tensor_from(receive_or_throw(handover, context, 0, "device part handover")));
-    // train.optimizer_state = reset: our last turn's moments belong to weights that other
-    // devices have trained on since.
-    if (settings_.reset_optimizer_state) device_optimizer_ = make_optimizer(*device_part_, settings_);
+    if (personalised_) {
+      net::RecvHandle start = context.transport.post_recv(0, net::MessageKind::control);
+      receive_or_throw(start, context, 0, "turn start");
+    } else {
+      net::RecvHandle handover = context.transport.post_recv(0, net::MessageKind::model);
+      load_flat_state(*device_part_, tensor_from(receive_or_throw(handover, context, 0, "device part handover")));
+      // train.optimizer_state = reset: our last turn's moments belong to weights that
+      // other devices have trained on since.
+      if (settings_.reset_optimizer_state) device_optimizer_ = make_optimizer(*device_part_, settings_);
+    }
     for (std::int64_t b = turn.first_batch; b < turn.first_batch + turn.batches; ++b) {
       train_batch(context, static_cast<int>(b), batches[static_cast<std::size_t>(b)]);
     }
-    exchange_device_part(context);
+    if (!personalised_) exchange_device_part(context);
   }
 }
 
@@ -194,6 +206,15 @@ void SplitLearning::serve_sequential_round(const RoundContext& context) {
   for (const auto& [device, count] : round_micro_batches()) batches.push_back(count);
   for (const plan::SlTurn& turn : plan::sl_turns(batches, batches_per_turn_)) {
     const int device = turn.device;
+    if (personalised_) {
+      // The device trains its own part: all it needs is the word that its turn starts,
+      // the smallest message the transport sends (one byte, as adasplit's choices).
+      net::MessageHeader header = header_for(net::MessageKind::control, context.round, -1, -1, 0);
+      const torch::Tensor go = torch::ones({1}, torch::kUInt8);
+      wait_or_throw(context.transport.send(device, header, tensor_payload(go, header)), context, device, "turn start");
+      serve_devices(context, {{device, turn.batches}});
+      continue;
+    }
     // The device part as the previous device left it (the shadow of device 1 holds it).
     wait_or_throw(send_state(context, device, *device_shadows_.front(), 0), context, device, "device part handover");
     serve_devices(context, {{device, turn.batches}});
@@ -201,6 +222,7 @@ void SplitLearning::serve_sequential_round(const RoundContext& context) {
     load_flat_state(*device_shadows_.front(),
                     tensor_from(receive_or_throw(back, context, device, "device part return")));
   }
+  if (personalised_) return;
   std::map<std::string, torch::Tensor> state;
   for (auto& [name, tensor] : named_state(*device_shadows_.front())) state[name] = tensor;
   for (auto& [name, tensor] : named_state(*server_parts_.front().part)) state[name] = tensor;
@@ -256,7 +278,7 @@ void SplitLearning::serve_on_streams(const RoundContext& context,
 
 void SplitLearning::serve_micro_batch(const RoundContext& context, int device, const net::Message& message) {
   const net::MessageHeader& h = message.header;
-  ServerPart& server = server_parts_[schedule_ == SplitSchedule::sl ? 0 : static_cast<std::size_t>(device - 1)];
+  ServerPart& server = server_for(device);
   const model::PartCost& cost = server_costs_[static_cast<std::size_t>(device - 1)];
   auto [activation, labels] = activation_from(message);
   activation.requires_grad_(true);
@@ -286,38 +308,46 @@ void SplitLearning::serve_micro_batch(const RoundContext& context, int device, c
 
 // FedAvg of the whole model: each device's part and its server replica together are one
 // copy of the model; layers are averaged by name (weighted by the devices' shares), so
-// devices may split at different layers.
+// devices may split at different layers. Personalised: the server replicas alone (each
+// device keeps its part), weighted by the devices' shares as the server knows them;
+// nothing is received or sent.
 void SplitLearning::aggregate(const RoundContext& context) {
   std::vector<net::RecvHandle> uploads;
-  for (int device = 1; device <= devices_; ++device) {
+  for (int device = 1; device <= devices_ && !personalised_; ++device) {
     uploads.push_back(context.transport.post_recv(device, net::MessageKind::model));
   }
   std::map<std::string, std::vector<torch::Tensor>> copies;
   std::map<std::string, std::vector<double>> weights;
-  for (int device = 1; device <= devices_; ++device) {
-    const net::Message message = receive_or_throw(uploads[static_cast<std::size_t>(device - 1)], context,
-                                                  device, "device part upload");
-    model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
-    load_flat_state(shadow, tensor_from(message));
-    for (auto* part : {static_cast<torch::nn::Module*>(&shadow),
-                       static_cast<torch::nn::Module*>(server_parts_[static_cast<std::size_t>(device - 1)].part.get())}) {
-      for (auto& [name, tensor] : named_state(*part)) {
-        copies[name].push_back(tensor.detach().clone());
-        weights[name].push_back(static_cast<double>(message.header.samples));
-      }
+  const auto add_copy = [&](torch::nn::Module& part, double weight) {
+    for (auto& [name, tensor] : named_state(part)) {
+      copies[name].push_back(tensor.detach().clone());
+      weights[name].push_back(weight);
     }
+  };
+  for (int device = 1; device <= devices_; ++device) {
+    auto weight = static_cast<double>(data_.partitions[static_cast<std::size_t>(device - 1)].size());
+    if (!personalised_) {
+      const net::Message message = receive_or_throw(uploads[static_cast<std::size_t>(device - 1)], context,
+                                                    device, "device part upload");
+      model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
+      load_flat_state(shadow, tensor_from(message));
+      weight = static_cast<double>(message.header.samples);
+      add_copy(shadow, weight);
+    }
+    add_copy(*server_for(device).part, weight);
   }
   std::map<std::string, torch::Tensor> average;
   {
     auto stage = compute_stage(context, EventKind::aggregate);
     for (auto& [name, tensors] : copies) average[name] = weighted_average(tensors, weights[name]);
-    load_named_state(*whole_model_, average);
+    if (whole_model_) load_named_state(*whole_model_, average);
     for (auto& server : server_parts_) {
       load_named_state(*server.part, average);
       // train.optimizer_state = reset: the replica's state was gathered on its own weights.
       if (settings_.reset_optimizer_state) server.optimizer = make_optimizer(*server.part, settings_);
     }
   }
+  if (personalised_) return;
   std::vector<net::SendHandle> replies;
   for (int device = 1; device <= devices_; ++device) {
     model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
@@ -337,6 +367,7 @@ void SplitLearning::aggregate(const RoundContext& context) {
 // micro-batch counts need nothing but the count.
 void SplitLearning::apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) {
   if (schedule_ == SplitSchedule::sl) throw std::logic_error("sl has no plan to change");
+  if (personalised_) throw std::logic_error("personalised device parts are not re-split (validation refuses plan.replan)");
   if (plan.size() != static_cast<std::size_t>(devices_)) throw std::invalid_argument("apply_plan: a plan for another device count");
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
@@ -373,22 +404,46 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
 }
 
 std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
-  if (rank_ != 0) return std::nullopt;  // the server holds the aggregated model
   if (schedule_ != SplitSchedule::sl && !settings_.aggregates_after(context.round)) {
-    return std::nullopt;  // the whole model only exists after an aggregation
+    return std::nullopt;  // the server side is one model only after an aggregation
   }
+  if (personalised_) {
+    // Device d's model: its own part followed by the server part that serves it (the
+    // replicas are equal after the average).
+    return evaluate_personalised(context, device_part_.get(), data_.train_labels, data_.partitions,
+                                 data_.test.num_classes, [&](int device, const torch::Tensor& part) {
+                                   model::ModelPart& shadow = *device_shadows_[static_cast<std::size_t>(device - 1)];
+                                   load_flat_state(shadow, part);
+                                   return score_by_class(shadow, *server_for(device).part, data_.test);
+                                 });
+  }
+  if (rank_ != 0) return std::nullopt;  // the server holds the aggregated model
   auto stage = compute_stage(context, EventKind::evaluate);
   return evaluate_aggregated(*whole_model_, *no_layers_, data_.test, data_.train_labels, data_.partitions,
                              context.evaluation_scope);
 }
 
+// One model, or personalised: device d's model as /model/device_<d> (its part as it
+// sent it for the last evaluation) followed by /model/server_<d> (the server part that
+// serves it: sfl's and pipar's replicas are equal after the last average, sl's is one
+// part written for every device), so that each device's model is the pair.
 std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_state() {
-  return {{"model", flat_state_values(*whole_model_)}};
+  if (!personalised_) return {{"model", flat_state_values(*whole_model_)}};
+  std::vector<std::pair<std::string, std::vector<float>>> state;
+  for (int device = 1; device <= devices_; ++device) {
+    state.emplace_back("device_" + std::to_string(device),
+                       flat_state_values(*device_shadows_[static_cast<std::size_t>(device - 1)]));
+  }
+  for (int device = 1; device <= devices_; ++device) {
+    state.emplace_back("server_" + std::to_string(device), flat_state_values(*server_for(device).part));
+  }
+  return state;
 }
 
 // A device: its part and optimizer. The server: each replica (one for sl) with its
 // optimizer, the device-part shadows (for sl, shadow 1 is the device part being handed
-// from device to device) and the whole model as last aggregated. Batches follow
+// from device to device; personalised, each device's part as last evaluated) and the
+// whole model as last aggregated (not personalised). Batches follow
 // (seed, device, round). With train.optimizer_state = reset an optimizer renewed after
 // the round's average is saved with its empty state, in the same keys.
 void SplitLearning::save_state(torch::serialize::OutputArchive& archive) {
@@ -404,7 +459,7 @@ void SplitLearning::save_state(torch::serialize::OutputArchive& archive) {
   for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
     save_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
   }
-  save_module(archive, "whole_model", *whole_model_);
+  if (whole_model_) save_module(archive, "whole_model", *whole_model_);
 }
 
 void SplitLearning::load_state(torch::serialize::InputArchive& archive) {
@@ -420,7 +475,7 @@ void SplitLearning::load_state(torch::serialize::InputArchive& archive) {
   for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
     load_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
   }
-  load_module(archive, "whole_model", *whole_model_);
+  if (whole_model_) load_module(archive, "whole_model", *whole_model_);
 }
 
 }  // namespace cmlbed::train

@@ -11,6 +11,10 @@
 //  - sl    (vanilla split learning): one device at a time with a single server part;
 //          the device part goes from device to device through the server, after each
 //          device's sl.batches_per_turn mini-batches (plan::sl_turns).
+// train.personalised: each device keeps its own device part (sfl, pipar: not averaged,
+// nothing sent for it; sl: not handed over, a one-byte control word starts a device's
+// turn); the server side stays shared (replicas averaged; sl's one part). Device d is
+// scored with its own part followed by the server part (evaluate_personalised).
 #include <map>
 
 #include "cmlbed/model/part_cost.hpp"
@@ -40,6 +44,8 @@ class SplitLearning : public Method {
   };
 
   int micro_batches_for(int device) const;
+  // The server part that serves device d: its replica (sfl, pipar) or the one part (sl).
+  ServerPart& server_for(int device);
   std::size_t split_for(int device) const;
 
   // Device side.
@@ -68,6 +74,7 @@ class SplitLearning : public Method {
   std::vector<std::size_t> splits_;  // per device
   int server_streams_ = 1;  // train.server_streams (sfl, pipar); sl has one replica, one stream
   std::int64_t batches_per_turn_ = 0;  // sl.batches_per_turn (0: a device's whole round)
+  bool personalised_ = false;          // train.personalised
   int server_threads_ = 1;  // train.server_threads, shared out among the streams
   model::PartCost device_cost_;      // device: FLOPs of its part
   std::vector<model::PartCost> server_costs_;  // server: of each device's server part
@@ -78,8 +85,9 @@ class SplitLearning : public Method {
   std::unique_ptr<LocalBatches> batches_;
 
   // Server: one server part per device (sfl, pipar) or one shared (sl, index 0); a
-  // shadow of each device's part (to name the weights it sends); the whole model as
-  // last aggregated, for evaluation and the final weights.
+  // shadow of each device's part (to name the weights it sends; personalised: each
+  // device's part as it last sent it for evaluation); the whole model as last aggregated,
+  // for evaluation and the final weights (none when personalised: there is no one model).
   std::vector<ServerPart> server_parts_;
   std::vector<std::unique_ptr<model::ModelPart>> device_shadows_;
   std::unique_ptr<model::ModelPart> whole_model_;

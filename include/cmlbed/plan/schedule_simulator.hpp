@@ -58,15 +58,15 @@ struct SimulatedDevice {
 
 // adasplit: rounds before `local_rounds` are local (the devices train alone, nothing is
 // sent); in the others, for each mini-batch index b the server tells every device that
-// has one whether it was chosen (`control_bytes` each, sent when the server is done with
-// b - 1), a device waits for that word after its step, a chosen one uploads its
-// activation, and the server trains on the uploads of b one by one, in device order.
+// has one whether it was chosen (a control word, SimulationInput::control_bytes, sent
+// when the server is done with b - 1), a device waits for that word after its step, a
+// chosen one uploads its activation, and the server trains on the uploads of b one by
+// one, in device order.
 // chosen[r - local_rounds][b]: the devices chosen for mini-batch b of round r, ascending
 // (the orchestrator's picks, decided by the caller: they depend on its policy).
 struct AdaSplitSchedule {
   int local_rounds = 0;
   std::vector<std::vector<std::vector<int>>> chosen;
-  std::int64_t control_bytes = 1;
 };
 
 // A plan adopted during the run (plan.replan = on_change): from round `first_round` on
@@ -93,6 +93,14 @@ struct SimulationInput {
   // sl: mini-batches per turn (sl.batches_per_turn; 0: a device's whole round), turns
   // ordered by plan::sl_turns.
   std::int64_t sl_batches_per_turn = 0;
+  // sl, sfl, pipar with train.personalised: no device part travels. sfl and pipar average
+  // the server replicas alone once the server has served every micro-batch (nothing up or
+  // down); in sl the server starts each turn with a `control_bytes` word once it has
+  // served the previous turn, and nothing comes back.
+  bool personalised = false;
+  // The payload of the server's control words (adasplit's choices, personalised sl's
+  // turn starts): one uint8.
+  std::int64_t control_bytes = 1;
   // Cores of the one host every rank runs on (plan.host_cores); 0: each rank has cores
   // of its own. With C > 0 the stages' CPU work shares C cores: work progresses at
   // min(1, C / n(t)), n(t) the cores asked for by all work running at t (processor

@@ -3,7 +3,9 @@
 // batch schedule, tensors from images, test-set evaluation and weighted averaging.
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
@@ -80,6 +82,18 @@ Evaluation evaluate_aggregated(model::ModelPart& device_part, model::ModelPart& 
                                const data::ImageSet& test, const std::vector<std::uint8_t>& train_labels,
                                const std::vector<std::vector<std::size_t>>& partitions,
                                EvaluationScope scope);
+
+// The evaluation of personalised models (adasplit; sl, sfl and pipar with
+// train.personalised), on every rank in the evaluation phase. A device hands its part
+// (`device_part`) to the server over an unshaped channel (not counted in any round) and
+// scores nothing. The server takes every device's part and scores device d's model with
+// `score(d, flat part of d)`: on the test samples of d's classes (per-device scope), or on
+// the whole test set, the global score then being the mean over devices.
+using PersonalScore = std::function<ClassScores(int device, const torch::Tensor& device_part)>;
+std::optional<Evaluation> evaluate_personalised(const RoundContext& context, torch::nn::Module* device_part,
+                                                const std::vector<std::uint8_t>& train_labels,
+                                                const std::vector<std::vector<std::size_t>>& partitions,
+                                                std::int64_t classes, const PersonalScore& score);
 
 // FLOPs of one optimizer step over `parameters` weights: SGD 2 per weight (the update),
 // + 2 with momentum (the buffer), + 2 with weight decay; Adam 13 per weight (two moment
