@@ -115,5 +115,13 @@ expect 0 '' "$cmlbed" run --dry-run "${synthetic[@]}" --ranks 17 --device.16.slo
 grep -q '^plan: sfl, .* 16 device(s) = ranks 1\.\.16$' "$work/out" && grep -q '^16 .* 3 ' "$work/out" ||
   { failures=$((failures + 1)); echo "FAIL: --ranks 17 plan lacks 16 devices"; head -3 "$work/out"; }
 
+# train.personalised: only sl, sfl and pipar have a device part to keep; a re-split needs
+# one averaged model, which a personalised run lacks.
+expect 2 "train.personalised = true with experiment.method = fl: fl trains the whole model on every device" "$cmlbed" run --dry-run --ranks 3 "${synthetic[@]}" --experiment.method=fl --train.personalised=true
+expect 2 "train.personalised = true with experiment.method = adasplit: adasplit is personalised already" "$cmlbed" run --dry-run --ranks 3 "${synthetic[@]}" --experiment.method=adasplit --adasplit.selected=1 --train.personalised=true
+expect 2 "train.personalised = true with experiment.method = transfer: the transfer job trains no model" "$cmlbed" run --dry-run --ranks 3 --experiment.method=transfer --train.personalised=true
+expect 2 "train.personalised = true with plan.replan = on_change: a re-split" "$cmlbed" run --dry-run --ranks 3 "${synthetic[@]}" --experiment.method=pipar --train.personalised=true --plan.replan=on_change
+expect 0 '' "$cmlbed" run --dry-run --ranks 3 "${synthetic[@]}" --experiment.method=sl --train.personalised=true
+
 echo "$((checks - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]

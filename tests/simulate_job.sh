@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The schedule simulator against the runtime: for fl, sl, sfl, pipar and adasplit on the same small
-# configuration, `cmlbed simulate` (from a profile of `cmlbed profile`) predicts the
-# bytes, messages and FLOPs of every rank and round exactly, and the mean round time
+# The schedule simulator against the runtime: for fl, sl, sfl, pipar and adasplit (and sfl
+# and sl with train.personalised) on the same small configuration, `cmlbed simulate` (from
+# a profile of `cmlbed profile`) predicts the bytes, messages and FLOPs of every rank and
+# round exactly, and the mean round time
 # within 35% (devices paced by devices.flops and shaped links make the runs repeatable,
 # within 4% on a quiet machine; the server's stages still follow this machine's load: with
 # a sanitizer build and other tests running, sfl's measured rounds grew by 38%, its
@@ -25,12 +26,15 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
 # draw the same rates for the round times to agree).
 # adasplit: 2 global rounds (floor(0.4 x 2) = 0 local) with one device picked per iteration at
 # random (the simulator replays the run's orchestrator: same picks, exact bytes).
-for case in fl sl sfl pipar pipar-mixed adasplit; do
-  method=${case%-mixed}
+# sfl-personalised, sl-personalised: train.personalised (no device part travels; sl's
+# turns start with a one-byte control word).
+for case in fl sl sfl pipar pipar-mixed adasplit sfl-personalised sl-personalised; do
+  method=${case%-mixed} method=${method%-personalised}
   extra=()
   [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1 "--device.1.uplink_rate=uniform(1mbit,3mbit)"
                                    "--device.2.uplink_rate=lognormal(2mbit,0.3)")
   [[ $case == adasplit ]] && extra=(--adasplit.orchestrator=random --adasplit.selected=1 --adasplit.local_fraction=0.4)
+  [[ $case == *-personalised ]] && extra=(--train.personalised=true)
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "${extra[@]}" --experiment.method=$method \
     --output.file="$work/run-$case.h5" >"$work/run-$case.out" 2>&1 ||
     { cat "$work/run-$case.out"; fail "$case: run failed"; continue; }
@@ -47,7 +51,7 @@ import h5py
 import numpy as np
 work = sys.argv[1]
 bad = []
-for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "adasplit"):
+for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "adasplit", "sfl-personalised", "sl-personalised"):
     with h5py.File(f"{work}/run-{method}.h5", "r") as f:
         real = f["rounds"][:]
     with h5py.File(f"{work}/sim-{method}.h5", "r") as f:

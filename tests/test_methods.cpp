@@ -11,7 +11,10 @@
 //    (one device then trains as a centralised run whose optimizer restarts each round),
 //    keep carries it on; with plain SGD both are the same;
 //  - sl on label-skewed shards: turns of one mini-batch learn every class, turns of a
-//    whole round answer one class whatever the input.
+//    whole round answer one class whatever the input;
+//  - train.personalised: one device trains as without it; with two, the device parts
+//    differ and the server parts are equal, no device part is sent (bytes by hand), and
+//    each device is scored with its own part and the server part.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -460,6 +463,112 @@ TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {
   ASSERT_EQ(global.size(), 1u);
   EXPECT_TRUE(std::isnan(global[0].device_accuracy[1]));
   EXPECT_FALSE(std::isnan(global[0].test_accuracy));
+}
+
+// ---- train.personalised ----
+
+std::vector<std::string> plus(std::vector<std::string> options, const std::vector<std::string>& more) {
+  options.insert(options.end(), more.begin(), more.end());
+  return options;
+}
+
+// Device d's model in a personalised run's file: /model/device_<d> then /model/server_<d>
+// (LeNet has no buffers, so the two flat states in a row are the whole model's).
+std::vector<float> personal_model(const std::string& file, int device) {
+  std::vector<float> weights = trace::ResultsFile::read_model(file, "device_" + std::to_string(device));
+  const auto server = trace::ResultsFile::read_model(file, "server_" + std::to_string(device));
+  weights.insert(weights.end(), server.begin(), server.end());
+  return weights;
+}
+
+// One device: nothing to average and nobody to hand the part to, so a personalised run
+// is the plain one. Adam with its state kept: plain sfl with reset would renew the
+// device's optimizer after each average, which a personalised device part never has.
+TEST_F(Methods, PersonalisedWithOneDeviceTrainsAsWithout) {
+  const std::vector<std::string> adam = {"--train.optimizer=adam", "--train.lr=0.002", "--train.optimizer_state=keep"};
+  for (const std::string method : {"sfl", "sl"}) {
+    const auto options = plus(adam, {"--experiment.method=" + method});
+    const auto plain = trace::ResultsFile::read_model(run(2, "plain_one_" + method, options), "model");
+    const std::string file = run(2, "personal_one_" + method, plus(options, {"--train.personalised=true"}));
+    EXPECT_LE(relative_difference(personal_model(file, 1), plain), 1e-6) << method;
+  }
+}
+
+// Two devices, one round: each device ends with a part of its own, the server side is one
+// model (sfl's and pipar's replicas averaged), and what is not sent is not counted. Hand
+// count: LeNet's device part (conv1 on one channel: 6 x 5 x 5 weights + 6 biases) is 156
+// float32 = 624 bytes. sfl and pipar: each device uploads it and gets the average back
+// once a round, a message each way: 2 x 624 bytes up and down fewer. sl (one turn per
+// device): the part goes to each device and back; personalised, a one-byte word starts
+// the turn instead: 2 x 624 up, 2 x 623 down, 2 messages up fewer.
+TEST_F(Methods, PersonalisedDevicePartsStayApartAndAreNotSent) {
+  constexpr std::int64_t kPart = 156 * 4;
+  const std::map<std::string, std::vector<std::int64_t>> fewer = {  // bytes up, down, messages up, down
+      {"sfl", {2 * kPart, 2 * kPart, 2, 2}},
+      {"pipar", {2 * kPart, 2 * kPart, 2, 2}},
+      {"sl", {2 * kPart, 2 * (kPart - 1), 2, 0}}};
+  for (const auto& [method, expected] : fewer) {
+    const auto options = std::vector<std::string>{"--experiment.method=" + method, "--experiment.rounds=1"};
+    const auto plain = trace::ResultsFile::read_rounds(run(3, "plain_two_" + method, options));
+    const std::string file = run(3, "personal_two_" + method, plus(options, {"--train.personalised=true"}));
+    EXPECT_GT(relative_difference(trace::ResultsFile::read_model(file, "device_1"),
+                                  trace::ResultsFile::read_model(file, "device_2")),
+              1e-3)
+        << method;
+    EXPECT_EQ(trace::ResultsFile::read_model(file, "server_1"), trace::ResultsFile::read_model(file, "server_2"))
+        << method;
+    const auto personal = trace::ResultsFile::read_rounds(file);
+    ASSERT_EQ(plain.size(), 1u);
+    ASSERT_EQ(personal.size(), 1u);
+    EXPECT_EQ(plain[0].bytes_up - personal[0].bytes_up, expected[0]) << method;
+    EXPECT_EQ(plain[0].bytes_down - personal[0].bytes_down, expected[1]) << method;
+    EXPECT_EQ(plain[0].messages_up - personal[0].messages_up, expected[2]) << method;
+    EXPECT_EQ(plain[0].messages_down - personal[0].messages_down, expected[3]) << method;
+  }
+}
+
+// Each device is scored with its own part followed by the server part: the scores the
+// run recorded are the ones its final models give here, in-process, per device on its
+// own classes (sfl) and, in global scope, as the mean over the devices (sl).
+TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
+  const std::vector<std::string> shards = {"--data.partition=shards", "--data.synthetic_classes=4",
+                                           "--data.classes_per_device=2", "--train.local_iterations=20",
+                                           "--train.personalised=true"};
+  for (const std::string scope : {"per-device", "global"}) {
+    const auto options =
+        plus(shards, {"--evaluation.scope=" + scope, scope == "global" ? "--experiment.method=sl" : "--experiment.method=sfl"});
+    const std::string file = run(3, "personal_scores_" + scope, options);
+    const Config config = config_of(with(options));
+    const TrainingSettings s = training_settings(config);
+    const data::Dataset dataset = load_dataset(config);
+    const auto parts = data::partition_indices(dataset.train.labels, dataset.train.num_classes,
+                                               partition_spec(config, 2));
+    const auto split = static_cast<std::size_t>(config.integer("model.split"));
+    const auto rounds = trace::ResultsFile::read_rounds(file);
+    ASSERT_EQ(rounds.size(), 2u);
+    double mean = 0;
+    for (int device = 1; device <= 2; ++device) {
+      model::ModelPart part(s.model, 0, split, s.seed), server(s.model, split, model::layer_count(s.model), s.seed);
+      std::vector<float> weights = personal_model(file, device);
+      const torch::Tensor flat = torch::from_blob(weights.data(), {static_cast<std::int64_t>(weights.size())});
+      const auto cut = static_cast<std::int64_t>(trace::ResultsFile::read_model(file, "device_" + std::to_string(device)).size());
+      load_flat_state(part, flat.slice(0, 0, cut));
+      load_flat_state(server, flat.slice(0, cut));
+      const ClassScores scores = score_by_class(part, server, dataset.test);
+      if (scope == "global") {
+        mean += overall_score(scores).accuracy / 2;
+      } else {
+        const Score own = device_score(
+            scores, label_shares(dataset.train.labels, parts[static_cast<std::size_t>(device - 1)],
+                                 static_cast<std::size_t>(dataset.train.num_classes)));
+        EXPECT_NEAR(rounds.back().device_accuracy[static_cast<std::size_t>(device)], own.accuracy, 1e-12)
+            << "device " << device;
+      }
+    }
+    if (scope == "global") {
+      EXPECT_NEAR(rounds.back().test_accuracy, mean, 1e-12);
+    }
+  }
 }
 
 }  // namespace

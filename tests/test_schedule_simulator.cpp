@@ -250,6 +250,82 @@ TEST(SimulatedSlTurns, DevicesTakeTurnsOfTheGivenMiniBatches) {
   EXPECT_EQ(single[0].flops, whole[0].flops);
 }
 
+// Messages of `type` that `rank` sent in a round.
+std::vector<Event> sent(const SimulatedRound& round, int rank, MessageType type) {
+  std::vector<Event> found;
+  for (const Event& e : round.events[static_cast<std::size_t>(rank)]) {
+    if (e.kind == EventKind::send && e.message == type) found.push_back(e);
+  }
+  return found;
+}
+
+// Personalised sl, the schedule of SimulatedSlTurns: no device part moves; the server
+// sends a device a one-byte word as soon as it has served (and stepped on) the previous
+// turn's last mini-batch, so the next device starts while the last one still runs its
+// backward and step. Whole turns: device 2 starts at 13 s, not 14; the round ends at
+// 27 s. Turns of one mini-batch: words at 0, 6, 12, 18 s (a turn takes the server 6 s);
+// the last device steps until 25 s. A device whose word comes while it still steps (its
+// own next turn, device 2 having nothing to train) starts once it is done: at 7 s, not 6.
+TEST(SimulatedSlTurns, PersonalisedTurnsStartWithAWordAndSendNoDevicePart) {
+  SimulationInput input = two_devices("sl", 1);
+  input.personalised = true;
+  for (SimulatedDevice& device : input.devices) {
+    device.batches = 2;
+    device.part_state_values = 10;
+  }
+  const auto forward_starts = [](const SimulatedRound& round, int rank) {
+    std::vector<std::int64_t> starts;
+    for (const Event& e : of_kind(round.events[static_cast<std::size_t>(rank)], EventKind::forward)) {
+      starts.push_back(e.t_start_ns / kSecond);
+    }
+    return starts;
+  };
+  const auto whole = simulate(input).at(0);
+  EXPECT_EQ(whole.end_ns, 27 * kSecond);
+  EXPECT_EQ(forward_starts(whole, 1), (std::vector<std::int64_t>{0, 7}));
+  EXPECT_EQ(forward_starts(whole, 2), (std::vector<std::int64_t>{13, 20}));
+  input.sl_batches_per_turn = 1;
+  const auto single = simulate(input).at(0);
+  EXPECT_EQ(single.end_ns, 25 * kSecond);
+  EXPECT_EQ(forward_starts(single, 1), (std::vector<std::int64_t>{0, 12}));
+  EXPECT_EQ(forward_starts(single, 2), (std::vector<std::int64_t>{6, 18}));
+  EXPECT_EQ(sent(whole, 0, MessageType::control).size(), 2u);
+  EXPECT_EQ(sent(single, 0, MessageType::control).size(), 4u);
+  for (const auto* round : {&whole, &single}) {
+    for (const Event& e : sent(*round, 0, MessageType::control)) EXPECT_EQ(e.bytes, 1);
+    for (int rank = 0; rank <= 2; ++rank) EXPECT_TRUE(sent(*round, rank, MessageType::model).empty()) << rank;
+  }
+  input.devices[1].batches = 0;
+  const auto alone = simulate(input).at(0);
+  EXPECT_EQ(forward_starts(alone, 1), (std::vector<std::int64_t>{0, 7}));
+  EXPECT_EQ(alone.end_ns, 14 * kSecond);
+}
+
+// sfl as in SimulatedServerStreams (one stream: the server steps for the last time at
+// 10-11 s, device 2 at 11-12 s), each device's part 10 of the model's 30 values, averaging
+// 0.1 s per value and copy. Plain: once both parts are in (12 s) the server averages two
+// whole models (6 s), then sends the parts back: 18 s. Personalised: it averages the two
+// server replicas (2 x 20 values, 4 s) as soon as it has served everything, 11-15 s, and
+// nothing travels.
+TEST(SimulatedPersonalisedSfl, TheServerAveragesItsReplicasAloneAndNothingTravels) {
+  SimulationInput input = two_devices("sfl", 1);
+  input.model_state_values = 30;
+  input.aggregate_s_per_parameter = 0.1;
+  for (SimulatedDevice& device : input.devices) device.part_state_values = 10;
+  const auto plain = simulate(input).at(0);
+  EXPECT_EQ(plain.end_ns, 18 * kSecond);
+  EXPECT_EQ(sent(plain, 0, MessageType::model).size(), 2u);
+  input.personalised = true;
+  const auto personal = simulate(input).at(0);
+  EXPECT_EQ(personal.end_ns, 15 * kSecond);
+  const auto averaged = of_kind(personal.events[0], EventKind::aggregate);
+  ASSERT_EQ(averaged.size(), 1u);
+  EXPECT_EQ(averaged[0].t_start_ns, 11 * kSecond);
+  EXPECT_EQ(averaged[0].t_end_ns, 15 * kSecond);
+  for (int rank = 0; rank <= 2; ++rank) EXPECT_TRUE(sent(personal, rank, MessageType::model).empty()) << rank;
+  EXPECT_EQ(personal.flops, plain.flops);
+}
+
 TEST(SlTurns, RoundRobinUntilEveryDeviceHasTrainedItsMiniBatches) {
   const auto turns = sl_turns({3, 1, 2}, 2);
   const std::vector<std::vector<std::int64_t>> expected = {{1, 0, 2}, {2, 0, 1}, {3, 0, 2}, {1, 2, 1}};

@@ -166,6 +166,8 @@ class RoundSimulation {
   void start_batch(int d, std::int64_t t) {
     const SimulatedDevice& dev = device(d);
     DeviceState& s = state(d);
+    // Personalised sl: a turn's word may come while the device still steps its last turn.
+    t = std::max(t, s.free_ns);
     s.sizes = micro_batch_sizes(in_.batch_size, dev.micro_batches);
     s.gradients.assign(s.sizes.size(), std::nullopt);
     s.next_backward = 0;
