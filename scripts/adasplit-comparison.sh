@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The AdaSplit comparison (issue 12): runs configs/adasplit/{fl,sl,sfl,pipar,adasplit}.ini,
-# a sweep of AdaSplit's local fraction (kappa) and of its selected devices per iteration
+# The AdaSplit comparison (issue 12): runs configs/adasplit/{fl,sl,sfl,pipar,adasplit}.ini
+# and the personalised split baselines {sl,sfl,pipar}-personalised.ini (train.personalised:
+# each device keeps its device part and is scored with it, as AdaSplit's are; issue 38), a
+# sweep of AdaSplit's local fraction (kappa) and of its selected devices per iteration
 # (eta) with the UCB and the random orchestrator, all into one folder, then writes per
 # group a table (Markdown), a picture (accuracy against GB and against client TFLOPs,
 # one point per run) and the budget accounting of every run (cmlbed-report c3).
@@ -10,7 +12,8 @@
 #   scripts/adasplit-comparison.sh --list [--only GROUPS] [-- OVERRIDES...]   # the runs, one a line
 #
 # GROUPS (comma-separated, default methods,kappa,eta):
-#   methods  ADASPLIT_METHODS (default "fl sl sfl pipar adasplit"), configs/adasplit/M.ini
+#   methods  ADASPLIT_METHODS (default "fl sl sfl pipar adasplit sl-personalised
+#            sfl-personalised pipar-personalised"), configs/adasplit/M.ini
 #   kappa    adasplit.ini with adasplit.local_fraction in KAPPAS (default "0.3 0.45 0.6 0.75 0.9")
 #   eta      adasplit.ini with adasplit.selected in ETAS (default "1 3 5") x
 #            adasplit.orchestrator in ORCHESTRATORS (default "ucb random")
@@ -63,7 +66,7 @@ wants() { [[ ",$groups," == *",$1,"* ]]; }
   { echo "adasplit-comparison.sh: --repeats '$repeats' is not a positive integer" >&2; exit 2; }
 
 configs=configs/adasplit
-read -ra methods <<<"${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}"
+read -ra methods <<<"${ADASPLIT_METHODS:-fl sl sfl pipar adasplit sl-personalised sfl-personalised pipar-personalised}"
 read -ra kappas <<<"${KAPPAS:-0.3 0.45 0.6 0.75 0.9}"
 read -ra etas <<<"${ETAS:-1 3 5}"
 read -ra orchestrators <<<"${ORCHESTRATORS:-ucb random}"

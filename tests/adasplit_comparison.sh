@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/adasplit-comparison.sh end to end on a small problem: its run list (the five
-# methods, the kappa sweep, eta x orchestrator), bad arguments (exit 2), a real run of
+# methods and the three personalised split baselines, the kappa sweep, eta x orchestrator), bad arguments (exit 2), a real run of
 # sfl and of AdaSplit plus one kappa point with 6 ranks (synthetic data, 2 rounds of 2
 # mini-batches), and the group tables, pictures and JSON it writes, again with
 # --report-only. While this cmlbed refuses experiment.method = adasplit the AdaSplit runs
@@ -21,8 +21,8 @@ check() {
 # --- the run list ------------------------------------------------------------------------
 unset ADASPLIT_METHODS KAPPAS ETAS ORCHESTRATORS
 bash "$script" --list >"$work/list" 2>&1
-check '[[ $(cut -d" " -f1 "$work/list" | xargs) == "fl sl sfl pipar adasplit kappa-0.3 kappa-0.45 kappa-0.6 kappa-0.75 kappa-0.9 eta1-ucb eta1-random eta3-ucb eta3-random eta5-ucb eta5-random" ]]' \
-  "--list: 5 methods, 5 kappas, 3 etas x 2 orchestrators ($(wc -l <"$work/list") runs)"
+check '[[ $(cut -d" " -f1 "$work/list" | xargs) == "fl sl sfl pipar adasplit sl-personalised sfl-personalised pipar-personalised kappa-0.3 kappa-0.45 kappa-0.6 kappa-0.75 kappa-0.9 eta1-ucb eta1-random eta3-ucb eta3-random eta5-ucb eta5-random" ]]' \
+  "--list: 5 methods and 3 personalised split baselines, 5 kappas, 3 etas x 2 orchestrators ($(wc -l <"$work/list") runs)"
 check 'grep -qx "kappa-0.45 configs/adasplit/adasplit.ini --adasplit.local_fraction=0.45" "$work/list"' \
   "--list: a kappa run sets adasplit.local_fraction"
 check 'grep -qx "eta5-random configs/adasplit/adasplit.ini --adasplit.selected=5 --adasplit.orchestrator=random --experiment.rounds=3" <(bash "$script" --list --only eta -- --experiment.rounds=3)' \

@@ -1,8 +1,9 @@
 // `cmlbed run --resume` under mpirun, checked through the results files:
 //  - a run stopped by SIGTERM and resumed ends with the weights of the same run never
-//    stopped, bit for bit, for fl, sfl, pipar, sl and adasplit; its /rounds rows before the cut are
-//    the ones the stopped run wrote, each round is there once, and every round's loss,
-//    accuracy, bytes, messages and FLOPs equal the uninterrupted run's;
+//    stopped, bit for bit, for fl, sfl, pipar, sl and adasplit, and sfl and sl with
+//    train.personalised; its /rounds rows before the cut are the ones the stopped run
+//    wrote, each round is there once, and every round's loss, accuracy, bytes, messages
+//    and FLOPs equal the uninterrupted run's;
 //  - rows written after the last checkpoint are dropped and run again; without any
 //    checkpoint a resumed run starts over in the same file;
 //  - a finished run goes on with more rounds, and resuming a finished run changes nothing;
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -149,15 +151,22 @@ class Resume : public ::testing::Test {
     return all;
   }
 
-  // The uninterrupted run of `method` (5 rounds unless said), once per method and rounds.
-  static const std::string& reference(const std::string& method, int rounds = 5) {
+  // The uninterrupted run of `method` (5 rounds unless said) with the options `variant`,
+  // once per method, rounds and variant.
+  static const std::string& reference(const std::string& method, int rounds = 5,
+                                      const std::vector<std::string>& variant = {}) {
     static std::map<std::string, std::string> done;
-    const std::string name = "reference_" + method + "_" + std::to_string(rounds);
+    std::string name = "reference_" + method + "_" + std::to_string(rounds);
+    for (const auto& option : variant) {
+      name += "_";
+      for (const char c : option) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    }
     auto found = done.find(name);
     if (found != done.end()) return found->second;
     const std::string path = file(name);
-    const Outcome outcome =
-        run(3, options(method, {"--experiment.rounds=" + std::to_string(rounds), "--output.file=" + path}), name);
+    std::vector<std::string> extra = {"--experiment.rounds=" + std::to_string(rounds), "--output.file=" + path};
+    extra.insert(extra.end(), variant.begin(), variant.end());
+    const Outcome outcome = run(3, options(method, extra), name);
     EXPECT_EQ(outcome.status, 0) << outcome.err;
     return done[name] = path;
   }
@@ -234,14 +243,17 @@ std::map<std::pair<int, int>, int> forwards(const std::string& path, int ranks) 
 }
 
 // Stops a run of `method` (`rounds` rounds) once its output shows "round K/rounds",
-// resumes it and compares with the reference. Returns the number of rounds the
-// checkpoint it resumed from held.
+// resumes it and compares with the reference. `extra` goes to the stopped run, `variant`
+// to it and to the reference. Returns the number of rounds the checkpoint it resumed from
+// held.
 int stop_resume_and_compare(const std::string& method, const std::string& name, int stop_after, int rounds,
-                            const std::vector<std::string>& extra) {
-  const std::string& reference = Resume::reference(method, rounds);
+                            const std::vector<std::string>& extra, const std::vector<std::string>& variant = {}) {
+  const std::string& reference = Resume::reference(method, rounds, variant);
   const std::string path = Resume::file(name);
   const std::size_t all = static_cast<std::size_t>(rounds);
-  auto args = Resume::options(method, {paced(method), "--experiment.rounds=" + std::to_string(rounds)});
+  std::vector<std::string> overrides = {paced(method), "--experiment.rounds=" + std::to_string(rounds)};
+  overrides.insert(overrides.end(), variant.begin(), variant.end());
+  auto args = Resume::options(method, overrides);
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("--output.file=" + path);
   const Outcome stopped = Resume::run_and_stop(
@@ -277,9 +289,13 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
   for (std::size_t i = 1; i < after.size(); ++i) EXPECT_GE(after[i].t_start_ns, after[i - 1].t_end_ns);
   EXPECT_EQ(forwards(path, 3), forwards(reference, 3));
   // AdaSplit keeps its shared server part and each device's masks (the orchestrator's
-  // picks show in them too); the others one whole model.
+  // picks show in them too); personalised runs each device's part and server part; the
+  // others one whole model.
+  const bool personalised = std::find(variant.begin(), variant.end(), "--train.personalised=true") != variant.end();
   const std::vector<std::string> models =
-      method == "adasplit" ? std::vector<std::string>{"server", "masks_1", "masks_2"} : std::vector<std::string>{"model"};
+      method == "adasplit" ? std::vector<std::string>{"server", "masks_1", "masks_2"}
+      : personalised       ? std::vector<std::string>{"device_1", "device_2", "server_1", "server_2"}
+                           : std::vector<std::string>{"model"};
   for (const std::string& model : models) {
     EXPECT_EQ(ResultsFile::read_model(path, model), ResultsFile::read_model(reference, model))
         << method << " " << model << ": not bit for bit";
@@ -295,6 +311,17 @@ TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, 2, 5, {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";
+  }
+}
+
+// train.personalised: each device's own part and optimizer (never replaced, so never
+// renewed: Adam's moments carry on through the stop) and the server's replicas.
+TEST_F(Resume, PersonalisedPartsGoOnWhereTheyWere) {
+  for (const char* method : {"sfl", "sl"}) {
+    SCOPED_TRACE(method);
+    const int kept = stop_resume_and_compare(method, std::string("stopped_personal_") + method, 2, 5, {},
+                                             {"--train.personalised=true", "--train.optimizer=adam", "--train.lr=0.002"});
+    EXPECT_GE(kept, 2);
   }
 }
 
