@@ -70,6 +70,19 @@ std::vector<std::string> with(const std::vector<std::string>& extra) {
   return options;
 }
 
+std::vector<std::string> plus(std::vector<std::string> options, const std::vector<std::string>& more) {
+  options.insert(options.end(), more.begin(), more.end());
+  return options;
+}
+
+// configs/adasplit/sl.ini's problem for one round: Fashion-MNIST, five devices of two
+// classes each, LeNet split after pool1, Adam 1e-3, 25 mini-batches per device.
+const std::vector<std::string> kSkewedSl = {
+    "--experiment.method=sl",      "--data.dataset=fashion-mnist", "--data.partition=shards",
+    "--data.classes_per_device=2", "--data.test_limit=500",        "--train.batch_size=32",
+    "--train.optimizer=adam",      "--train.lr=1e-3",              "--train.weight_decay=1e-5",
+    "--train.local_iterations=25", "--experiment.rounds=1"};
+
 // The configuration of `options` (--key=value), as a run resolves it.
 Config config_of(const std::vector<std::string>& options) {
   std::vector<RawSetting> settings;
@@ -224,23 +237,17 @@ TEST_F(Methods, OptimizerStateMattersOnlyWhereThereIsState) {
   }
 }
 
-// configs/adasplit/sl.ini's problem for one round (Fashion-MNIST, five devices of two
-// classes each, LeNet split after pool1, Adam 1e-3, 25 mini-batches per device): turns
-// of one mini-batch (AdaSplit's SL baseline) learn every class; turns of a whole round
+// configs/adasplit/sl.ini's problem for one round (kSkewedSl): turns of one mini-batch
+// (AdaSplit's SL baseline) learn every class; turns of a whole round
 // leave a model that answers one class (measured: 10 classes, 63% against 1 class, 10%;
 // docs/optimizer-state.md).
 TEST_F(Methods, SlOnLabelSkewedShardsLearnsEveryClassWithShortTurns) {
   if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;
   }
-  const std::vector<std::string> skewed = {
-      "--experiment.method=sl",     "--data.dataset=fashion-mnist", "--data.partition=shards",
-      "--data.classes_per_device=2", "--data.test_limit=500",        "--train.batch_size=32",
-      "--train.optimizer=adam",      "--train.lr=1e-3",              "--train.weight_decay=1e-5",
-      "--train.local_iterations=25", "--experiment.rounds=1"};
   std::map<std::string, std::set<std::int64_t>> classes;
   for (const char* turn : {"1", "0"}) {
-    auto options = skewed;
+    auto options = kSkewedSl;
     options.push_back(std::string("--sl.batches_per_turn=") + turn);
     classes[turn] = predicted_classes(run(6, std::string("skewed_turn") + turn, options), options);
   }
@@ -468,11 +475,6 @@ TEST_F(Methods, PerDeviceEvaluationWithLabelShards) {
 
 // ---- train.personalised ----
 
-std::vector<std::string> plus(std::vector<std::string> options, const std::vector<std::string>& more) {
-  options.insert(options.end(), more.begin(), more.end());
-  return options;
-}
-
 // Device d's model in a personalised run's file: /model/device_<d> then /model/server_<d>
 // (LeNet has no buffers, so the two flat states in a row are the whole model's).
 std::vector<float> personal_model(const std::string& file, int device) {
@@ -572,9 +574,9 @@ TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
   }
 }
 
-// configs/adasplit/sl.ini's problem for one round (as the test of short turns above),
-// each device scored on its own classes: a device part of its own lets
-// the shared server part tell the devices' class pairs apart, so the personalised models
+// kSkewedSl with turns of one mini-batch, each device scored on its own classes: a device
+// part of its own lets the shared server part tell the devices' class pairs apart, so
+// the personalised models
 // score well above the one relayed model (measured on the config, 2000 test samples:
 // 0.805 against 0.635 after round 1, 0.983 against 0.792 after round 10). sfl's and
 // pipar's personalised variants gain nothing there (0.256 against 0.277 after round 10):
@@ -583,12 +585,7 @@ TEST_F(Methods, PersonalisedSlScoresAboveRelayedSlOnLabelSkewedShards) {
   if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;
   }
-  const std::vector<std::string> skewed = {
-      "--experiment.method=sl",      "--data.dataset=fashion-mnist", "--data.partition=shards",
-      "--data.classes_per_device=2", "--data.test_limit=500",        "--train.batch_size=32",
-      "--train.optimizer=adam",      "--train.lr=1e-3",              "--train.weight_decay=1e-5",
-      "--train.local_iterations=25", "--experiment.rounds=1",        "--sl.batches_per_turn=1",
-      "--evaluation.scope=per-device"};
+  const auto skewed = plus(kSkewedSl, {"--sl.batches_per_turn=1", "--evaluation.scope=per-device"});
   std::map<std::string, trace::RoundRecord> round;
   for (const char* personalised : {"false", "true"}) {
     const auto rounds = trace::ResultsFile::read_rounds(
