@@ -532,7 +532,9 @@ TEST_F(Methods, PersonalisedDevicePartsStayApartAndAreNotSent) {
 
 // Each device is scored with its own part followed by the server part: the scores the
 // run recorded are the ones its final models give here, in-process, per device on its
-// own classes (sfl) and, in global scope, as the mean over the devices (sl).
+// own classes (sfl) and, in global scope, as the mean over the devices (sl). (Scoring
+// device 2 with device 1's part passed the comparison alone, the written parts being
+// the scored ones: hence the check that they differ.)
 TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
   const std::vector<std::string> shards = {"--data.partition=shards", "--data.synthetic_classes=4",
                                            "--data.classes_per_device=2", "--train.local_iterations=20",
@@ -549,6 +551,10 @@ TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
     const auto split = static_cast<std::size_t>(config.integer("model.split"));
     const auto rounds = trace::ResultsFile::read_rounds(file);
     ASSERT_EQ(rounds.size(), 2u);
+    // The parts the server wrote are the devices' own: they differ.
+    EXPECT_GT(relative_difference(trace::ResultsFile::read_model(file, "device_1"),
+                                  trace::ResultsFile::read_model(file, "device_2")),
+              1e-3);
     double mean = 0;
     for (int device = 1; device <= 2; ++device) {
       model::ModelPart part(s.model, 0, split, s.seed), server(s.model, split, model::layer_count(s.model), s.seed);
