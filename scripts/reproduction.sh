@@ -438,7 +438,7 @@ run_report() {
     --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \
     --accuracy-rounds "$accuracy_rounds" --dp-split "${dp_split[*]}" --dp-fl "${dp_fl[*]}" \
     --dp-accuracy-split "${dp_acc_split[*]}" --dp-accuracy-fl "${dp_acc_fl[*]}" \
-    --adasplit-methods "${ADASPLIT_METHODS:-fl sl sfl pipar adasplit}" \
+    --adasplit-methods "${ADASPLIT_METHODS:-fl sl sfl pipar adasplit sl-personalised sfl-personalised pipar-personalised}" \
     --repeats "$repeats" --from-round 2 --cmlbed "$cmlbed" --archive "$archive"
 }
 

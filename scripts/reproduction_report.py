@@ -1863,7 +1863,7 @@ def main():
     parser.add_argument("--dp-fl", default="")
     parser.add_argument("--dp-accuracy-split", default="")
     parser.add_argument("--dp-accuracy-fl", default="")
-    parser.add_argument("--adasplit-methods", default="fl sl sfl pipar adasplit")
+    parser.add_argument("--adasplit-methods", default="fl sl sfl pipar adasplit sl-personalised sfl-personalised pipar-personalised")
     parser.add_argument("--repeats", type=int, default=3,
                         help="seeds each measured run should have (the report flags fewer)")
     parser.add_argument("--from-round", type=int, default=2,
