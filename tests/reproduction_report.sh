@@ -133,7 +133,7 @@ status=$?
 bash scripts/reproduction.sh --job "adasplit nothing" --results "$work/results" >"$work/err" 2>&1
 status=$?
 ((status == 2)) && grep -q "no such AdaSplit-comparison run" "$work/err" || { cat "$work/err"; fail "--job 'adasplit nothing': status $status"; }
-[[ $(bash scripts/reproduction.sh --list-jobs | wc -l) -eq 43 ]] ||
-  fail "--list-jobs: expected 43 jobs (23 cells + 4 accuracy groups + 16 AdaSplit-comparison runs)"
+[[ $(bash scripts/reproduction.sh --list-jobs | wc -l) -eq 46 ]] ||
+  fail "--list-jobs: expected 46 jobs (23 cells + 4 accuracy groups + 19 AdaSplit-comparison runs: 8 methods, 5 kappas, 6 eta x orchestrator)"
 ((failures == 0)) && echo "reproduction_report: ok"
 exit $((failures > 0))
