@@ -145,9 +145,10 @@ void record_privacy(const Config& config, int devices, trace::ResultsFile& resul
   const double delta = config.real("privacy.delta");
   results.set_root_number("privacy_releases", static_cast<double>(releases));
   results.set_root_number("privacy_delta", delta);
-  results.set_root_number("privacy_sensitivity", train::privacy_sensitivity(config));
-  results.set_root_number("privacy_epsilon", train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases,
-                                                                     delta, train::privacy_sensitivity(config)));
+  const double sensitivity = train::privacy_sensitivity(config);
+  results.set_root_number("privacy_sensitivity", sensitivity);
+  results.set_root_number("privacy_epsilon",
+                          train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases, delta, sensitivity));
 }
 
 }  // namespace
