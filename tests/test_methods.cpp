@@ -370,14 +370,6 @@ TEST_F(Methods, ServerIdlesLeastWithPiparUnderATightUplink) {
   EXPECT_LT(idle["sfl"], idle["fl"]);
 }
 
-TEST(MethodRegistry, EveryRegisteredMethodIsAnAllowedValueOfExperimentMethod) {
-  // config sits below train, so experiment.method's allowed names are a list of their
-  // own (config's method_names()): a method added to the registry must be added there.
-  for (const std::string& name : available_methods()) {
-    EXPECT_NE(std::find(method_names().begin(), method_names().end(), name), method_names().end()) << name;
-  }
-}
-
 TEST_F(Methods, FlopsAreCountedFromWhatRan) {
   // LeNet-5 on 1x32x32, one mini-batch of 16 on one device (tests/test_part_cost.cpp
   // derives the per-sample counts layer by layer).

@@ -3,6 +3,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
 namespace cmlbed::bench {
@@ -51,8 +52,10 @@ double ideal_iteration(const Stages& s, int m) {
 }  // namespace
 
 Json pipeline_efficiency(const std::string& path, int warmup_rounds) {
-  if (trace::ResultsFile::read_string_attribute(path, "method") != "pipar") {
-    throw std::invalid_argument(path + " is not a pipar run");
+  const MethodTraits* method = find_method(trace::ResultsFile::read_string_attribute(path, "method"));
+  if (method == nullptr || !method->micro_batches) {
+    throw std::invalid_argument(path + " is not a run with micro-batches (" +
+                                method_list(&MethodTraits::micro_batches) + ")");
   }
   const auto rounds = trace::ResultsFile::read_rounds(path);
   if (static_cast<int>(rounds.size()) <= warmup_rounds) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
@@ -103,10 +104,11 @@ namespace {
 // are not auto (ConfigError for a method with nothing to choose).
 std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vector<RawSetting>& file_settings,
                                              const std::vector<RawSetting>& cli_settings, int devices) {
-  const std::string method = probe.text("experiment.method");
-  if (method != "sfl" && method != "pipar") {
-    throw ConfigError("auto needs experiment.method = sfl or pipar (the planner chooses their split point and "
-                      "micro-batches); experiment.method = " + method);
+  const MethodTraits& method = method_traits(probe.text("experiment.method"));
+  if (!method.plannable) {
+    throw ConfigError("auto needs experiment.method = " + method_list(&MethodTraits::plannable, "or") +
+                      " (the planner chooses their split point and micro-batches); experiment.method = " +
+                      method.name);
   }
   std::vector<train::DeviceFreedom> freedom(static_cast<std::size_t>(devices));
   for (int d = 1; d <= devices; ++d) {
@@ -114,9 +116,9 @@ std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vec
     if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = static_cast<std::size_t>(probe.integer(kSplit, d));
     if (!is_auto_for(file_settings, cli_settings, kMicroBatches, d)) {
       f.micro_batches = static_cast<int>(probe.integer(kMicroBatches, d));
-    } else if (method != "pipar") {
-      throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method +
-                        ": only pipar uses micro-batches");
+    } else if (!method.micro_batches) {
+      throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method.name + ": only " +
+                        method_list(&MethodTraits::micro_batches, "and") + " uses micro-batches");
     }
   }
   return freedom;

@@ -5,6 +5,7 @@
 #include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/version.hpp"
 #include "commands.hpp"
@@ -26,13 +27,19 @@ void print_usage(std::ostream& out) {
          "      under mpirun: every rank measures its share of the run's work (each layer's\n"
          "      forward and backward, optimizer steps, averaging) into a JSON profile\n"
          "  cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N]\n"
-         "      without mpirun: predict the run's rounds (fl, sfl, pipar) from a profile and\n"
-         "      write them as a results file (simulated = 1)\n"
+         "      without mpirun: predict the run's rounds ("
+      << cmlbed::method_list(&cmlbed::MethodTraits::simulatable)
+      << ") from a profile\n"
+         "      and write them as a results file (simulated = 1)\n"
          "  cmlbed plan --config FILE [--profile PROFILE.json] [--devices N]\n"
-         "      every split point and micro-batch count of an sfl/pipar run, predicted by the\n"
-         "      simulator, the fastest marked (and the PiPar authors' closed-form choice)\n"
-         "  cmlbed info [--model NAME] [--input CxHxW] [--classes N]\n"
-         "      the model zoo: per-layer parameters, FLOPs and activation bytes\n"
+         "      every split point and micro-batch count of a run of "
+      << cmlbed::method_list(&cmlbed::MethodTraits::plannable, "or")
+      << ", predicted by\n"
+         "      the simulator, the fastest marked (and the PiPar authors' closed-form choice)\n"
+         "  cmlbed info [--model NAME] [--input CxHxW] [--classes N] | --methods\n"
+         "      the model zoo: per-layer parameters, FLOPs and activation bytes; or the\n"
+         "      methods (" << cmlbed::method_list([](const cmlbed::MethodTraits&) { return true; })
+      << ") and what each does\n"
          "  (tables, pictures and traces of results files: scripts/cmlbed-report)\n"
          "  cmlbed --version\n"
          "  cmlbed --help\n\n"
@@ -72,7 +79,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(command, "simulate") == 0) return cmlbed::cli::simulate_command(argc - 1, argv + 1);
     if (std::strcmp(command, "plan") == 0) return cmlbed::cli::plan_command(argc - 1, argv + 1);
     std::cerr << "cmlbed: error: unknown command '" << command
-              << "'; commands: run, info (see `cmlbed --help`)\n";
+              << "'; commands: run, profile, simulate, plan, info (see `cmlbed --help`)\n";
     return 2;
   } catch (const cmlbed::ConfigError& e) {
     std::cerr << "cmlbed: error: " << e.what() << "\n";

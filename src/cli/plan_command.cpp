@@ -1,4 +1,4 @@
-// `cmlbed plan`: every split point and micro-batch count of an sfl or pipar run,
+// `cmlbed plan`: every split point and micro-batch count of a plannable method's run,
 // predicted by the schedule simulator from a profile; the fastest marked, and the
 // PiPar authors' closed-form choice beside it.
 #include <cstdio>
@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/parameter_search.hpp"
@@ -32,7 +33,9 @@ int plan_command(int argc, char** argv) {
     SimulateArguments args = parse_simulate_arguments("plan", argc, argv);
     if (args.help) {
       std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--section.key=value ...]\n"
-                   "Predicts every split point P and micro-batch count m of an sfl or pipar run with the\n"
+                   "Predicts every split point P and micro-batch count m of a run of "
+                << method_list(&MethodTraits::plannable, "or")
+                << " with the\n"
                    "schedule simulator (all devices together) and marks the fastest; when devices differ,\n"
                    "refines the choice device by device (docs/planning.md).\n\n"
                 << simulate_options("plan") << "\n"

@@ -1,4 +1,4 @@
-// `cmlbed simulate`: a run of fl, sl, sfl or pipar predicted by the schedule simulator from
+// `cmlbed simulate`: a run of a simulatable method (config/methods.hpp) predicted by the schedule simulator from
 // a profile (given, or measured here first), written as an ordinary results file.
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -11,6 +11,7 @@
 #include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/setup/derived.hpp"
@@ -94,8 +95,10 @@ int simulate_command(int argc, char** argv) {
     if (args.help) {
       std::cout << "Usage: cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N] "
                    "[--section.key=value ...]\n"
-                   "Predicts the run's rounds (fl, sl, sfl, pipar) with the schedule simulator, without\n"
-                   "mpirun, and writes them as a results file (root attribute simulated = 1;\n"
+                   "Predicts the run's rounds ("
+                << method_list(&MethodTraits::simulatable)
+                << ") with the schedule simulator,\n"
+                   "without mpirun, and writes them as a results file (root attribute simulated = 1;\n"
                    "docs/planning.md). model.split / pipar.micro_batches = auto: the planner's choice\n"
                    "from the same profile, as `cmlbed run` makes it, and with plan.replan = on_change\n"
                    "made again between rounds when a rate trace has moved a link, as the run does.\n\n"

@@ -1,5 +1,7 @@
 #include "cmlbed/config/option_table.hpp"
 
+#include "cmlbed/config/methods.hpp"
+
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/model/zoo.hpp"
 
@@ -7,6 +9,15 @@ namespace cmlbed {
 namespace {
 
 using T = OptionType;
+
+// experiment.method's help: every row of the method table with its summary.
+std::string method_help() {
+  std::string help = "collaborative learning method to run";
+  for (const MethodTraits& method : method_table()) {
+    help += (&method == &method_table().front() ? ": " : "; ") + method.name + " = " + method.summary;
+  }
+  return help;
+}
 
 OptionSpec option(std::string name, OptionType type, std::string default_value, std::string unit,
                   std::string help) {
@@ -55,8 +66,7 @@ OptionSpec drawn_per_device(OptionSpec spec) {
 std::vector<OptionSpec> build_table() {
   return {
       // [experiment]
-      choice("experiment.method", "sfl", method_names(),
-             "collaborative learning method to run"),
+      choice("experiment.method", default_method(), method_names(), method_help()),
       bounded(option("experiment.rounds", T::integer, "5", "rounds",
                      "training rounds (see train.aggregate_every)"),
               1, 1e6),
@@ -127,7 +137,8 @@ std::vector<OptionSpec> build_table() {
              "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
              "adasplit (nothing replaced). docs/optimizer-state.md"),
       option("train.personalised", T::flag, "false", "true/false",
-             "sl, sfl, pipar: each device keeps its own device part (never averaged, never "
+             method_list(&MethodTraits::personalisable) +
+                 ": each device keeps its own device part (never averaged, never "
              "handed to another device) and is scored with it followed by the shared server "
              "part, as AdaSplit's devices are; the server side stays shared (sfl, pipar average "
              "the server replicas, sl trains one server part). No device part is sent while "
@@ -142,13 +153,14 @@ std::vector<OptionSpec> build_table() {
               0, 1e9),
       bounded(option("train.aggregate_every", T::integer, "1", "rounds",
                      "FedAvg every k rounds (and after the last); devices keep their own "
-                     "models in between (fl, sfl, pipar)"),
+                     "models in between (" + method_list(&MethodTraits::averages) + ")"),
               1, 1e6),
       bounded(option("train.server_threads", T::integer, "1", "threads",
                      "LibTorch intra-op threads on the server rank"),
               1, 1024),
       bounded(option("train.server_streams", T::integer, "1", "streams",
-                     "sfl and pipar: server compute streams serving different devices at once "
+                     method_list(&MethodTraits::server_replicas, "and") +
+                         ": server compute streams serving different devices at once "
                      "(device d on stream (d-1) mod k), each with server_threads / k threads"),
               1, 1024),
       bounded(option("train.device_threads", T::integer, "1", "threads",
@@ -313,11 +325,6 @@ std::vector<OptionSpec> build_table() {
 }
 
 }  // namespace
-
-const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names = {"fl", "sl", "sfl", "pipar", "adasplit", "transfer"};
-  return names;
-}
 
 const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> table = build_table();

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "adasplit_round.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "round_recorder.hpp"
 
 namespace cmlbed::plan {
@@ -24,19 +25,19 @@ bool aggregates_after(const SimulationInput& input, int round) {
 class RoundSimulation {
  public:
   RoundSimulation(const SimulationInput& input, RoundRecorder record)
-      : in_(input), devices_(static_cast<int>(input.devices.size())), record_(std::move(record)) {
+      : in_(input), method_(method_traits(input.method)), devices_(static_cast<int>(input.devices.size())),
+        record_(std::move(record)) {
     const int round = record_.round();
     aggregates_ = aggregates_after(input, round);
     state_.resize(static_cast<std::size_t>(devices_));
-    const bool replicas = input.method == "sfl" || input.method == "pipar";
-    const int streams = replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
+    const int streams = method_.server_replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
     stream_free_ns_.assign(static_cast<std::size_t>(streams), 0);
     arrived_.resize(static_cast<std::size_t>(streams));
     one_receive_per_device_ = streams == 1;
     held_.resize(static_cast<std::size_t>(devices_));
     queued_.assign(static_cast<std::size_t>(devices_), false);
     for (int d = 1; d <= devices_; ++d) state(d).turn_end = static_cast<int>(device(d).batches);
-    if (input.method == "sl") {
+    if (method_.takes_turns) {
       std::vector<std::int64_t> batches;
       for (const SimulatedDevice& dev : input.devices) batches.push_back(dev.batches);
       turns_ = sl_turns(batches, input.sl_batches_per_turn);
@@ -45,11 +46,11 @@ class RoundSimulation {
 
   SimulatedRound run() {
     const std::int64_t start = record_.start_ns();
-    if (in_.method == "sl") {
-      if (!turns_.empty()) push(start, What::server_handover, turns_.front().device);  // the devices take turns
+    if (method_.takes_turns) {
+      if (!turns_.empty()) push(start, What::server_handover, turns_.front().device);
     } else {
       for (int d = 1; d <= devices_; ++d) {
-        if (in_.method == "fl") {
+        if (!method_.splits_model) {
           train_locally(d, start);
         } else {
           push(start, What::device_start_batch, d);
@@ -63,7 +64,7 @@ class RoundSimulation {
     }
     // Personalised sfl, pipar: the server averages its replicas once it has served every
     // micro-batch; no device sends or waits for anything.
-    if (in_.personalised && aggregates_ && in_.method != "sl") aggregate(server_free_ns());
+    if (in_.personalised && aggregates_ && !method_.takes_turns) aggregate(server_free_ns());
     std::int64_t end = std::max(start, server_free_ns());
     for (const DeviceState& device : state_) end = std::max(end, device.done_ns);
     return record_.finish(end);
@@ -115,11 +116,11 @@ class RoundSimulation {
 
   void finish_training(int d, std::int64_t t) {
     state(d).free_ns = t;
-    if (in_.personalised && in_.method != "fl") {  // the device part stays on the device
+    if (in_.personalised && method_.splits_model) {  // the device part stays on the device
       state(d).done_ns = t;
       return;
     }
-    if (in_.method == "sl") {  // the device part back to the server, for the next device
+    if (method_.takes_turns) {  // the device part back to the server, for the next device
       const std::int64_t arrival = record_.transfer(d, 0, MessageType::model, device(d).part_state_values * 4, t);
       state(d).done_ns = arrival;
       push(arrival, What::server_return, d);
@@ -234,7 +235,7 @@ class RoundSimulation {
     if (job.micro + 1 == dev.micro_batches) {
       t = record_.compute(0, EventKind::step, t, step_stage(dev.server), job.batch);
       // Personalised sl: the turn is over once the server has served its last mini-batch.
-      if (in_.method == "sl" && in_.personalised && job.batch + 1 == state(job.device).turn_end) {
+      if (method_.takes_turns && in_.personalised && job.batch + 1 == state(job.device).turn_end) {
         push(t, What::server_return, job.device);
       }
     }
@@ -288,6 +289,7 @@ class RoundSimulation {
   }
 
   const SimulationInput& in_;
+  const MethodTraits& method_;
   int devices_;
   RoundRecorder record_;
   bool aggregates_ = true;
@@ -310,8 +312,9 @@ std::vector<SimulationInput> later_plan_inputs(const SimulationInput& input) {
   std::vector<SimulationInput> inputs;
   int after = 0;
   for (const PlanPhase& phase : input.later_plans) {
-    if (input.method != "sfl" && input.method != "pipar") {
-      throw std::invalid_argument("simulate: plans adopted during the run need sfl or pipar, not " + input.method);
+    if (!method_traits(input.method).plannable) {
+      throw std::invalid_argument("simulate: plans adopted during the run need " +
+                                  method_list(&MethodTraits::plannable, "or") + ", not " + input.method);
     }
     if (input.personalised) throw std::invalid_argument("simulate: personalised device parts are not re-split");
     if (phase.first_round <= after || phase.first_round >= input.rounds) {
@@ -348,6 +351,7 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const st
     downlinks.emplace_back(device.downlink, 0);
   }
   const int devices = static_cast<int>(input.devices.size());
+  const MethodTraits& method = method_traits(input.method);
   std::vector<SimulatedRound> rounds;
   std::int64_t start = 0;
   std::size_t adopted = 0;  // later plans in force
@@ -355,10 +359,11 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const st
     while (adopted < later.size() && input.later_plans[adopted].first_round <= round) ++adopted;
     const SimulationInput& now = adopted == 0 ? input : later[adopted - 1];
     RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores);
-    rounds.push_back(input.method == "adasplit" ? adasplit_round(now, std::move(record))
-                                                : RoundSimulation(now, std::move(record)).run());
+    rounds.push_back(method.local_phase ? adasplit_round(now, std::move(record))
+                                        : RoundSimulation(now, std::move(record)).run());
     start = rounds.back().end_ns;
-    const bool evaluated = input.method == "sl" || input.method == "adasplit" || aggregates_after(input, round);
+    // A method that never averages scores its models after every round.
+    const bool evaluated = !method.averages || aggregates_after(input, round);
     if (evaluated) start += seconds_to_ns(input.evaluation_s);
   }
   return rounds;
@@ -383,10 +388,9 @@ std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m) {
 }
 
 std::vector<SimulatedRound> simulate(const SimulationInput& input) {
-  if (input.method != "fl" && input.method != "sl" && input.method != "sfl" && input.method != "pipar" &&
-      input.method != "adasplit") {
-    throw std::invalid_argument("simulate: experiment.method = " + input.method +
-                                " cannot be simulated (fl, sl, sfl, pipar, adasplit can)");
+  if (const MethodTraits* method = find_method(input.method); method == nullptr || !method->simulatable) {
+    throw std::invalid_argument("simulate: experiment.method = " + input.method + " cannot be simulated (" +
+                                method_list(&MethodTraits::simulatable) + " can)");
   }
   if (input.devices.empty()) throw std::invalid_argument("simulate: no devices");
   if (input.host_cores < 0) throw std::invalid_argument("simulate: host_cores < 0");

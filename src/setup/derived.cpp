@@ -1,5 +1,7 @@
 #include "cmlbed/setup/derived.hpp"
 
+#include "cmlbed/config/methods.hpp"
+
 namespace cmlbed {
 
 data::DatasetSpec dataset_spec(const Config& config) {
@@ -90,8 +92,7 @@ net::LinkSpec link_spec(const Config& config, int device, LinkDirection directio
 }
 
 std::vector<int> devices_uploading_raw_samples(const Config& config, int devices) {
-  const std::string& method = config.text("experiment.method");
-  if (method != "sl" && method != "sfl" && method != "pipar") return {};  // no split (fl, transfer)
+  if (!method_traits(config.text("experiment.method")).splits_model) return {};  // the model stays whole
   std::vector<int> raw;
   for (int device = 1; device <= devices; ++device) {
     if (config.integer("model.split", device) == 0) raw.push_back(device);

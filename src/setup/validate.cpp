@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -56,7 +58,8 @@ void validate_model(const Config& config, int devices) {
   require(batch >= least, option_value(config, "train.batch_size") + ": " + options.name + "'s layer " +
                               first_needing() + " normalises a 1x1 feature map and needs at least " +
                               std::to_string(least) + " samples per batch to train");
-  for (int device = 0; device <= devices && config.text("experiment.method") == "pipar"; ++device) {
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  for (int device = 0; device <= devices && method.micro_batches; ++device) {
     // (auto never reaches validation: the planner's placeholders stand in for it.)
     const std::int64_t smallest = batch / config.integer("pipar.micro_batches", device);
     require(smallest >= least,
@@ -65,23 +68,23 @@ void validate_model(const Config& config, int devices) {
                 "'s layer " + first_needing() + " normalises a 1x1 feature map and needs at least " +
                 std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }
-  const std::string method = config.text("experiment.method");
-  if (method == "adasplit") {
+  if (method.local_phase) {
     // One server part serves every device (through its masks), and each side needs a
     // part: the devices' head reads the device part's output, the server trains layers.
     require(config.integer("model.split") >= 1 &&
                 config.integer("model.split") < static_cast<std::int64_t>(layers),
-            option_value(config, "model.split") +
-                ": experiment.method = adasplit needs layers on both sides; allowed: 1.." +
-                std::to_string(layers - 1));
+            option_value(config, "model.split") + ": experiment.method = " + method.name +
+                " needs layers on both sides; allowed: 1.." + std::to_string(layers - 1));
   }
+  // Without server replicas one server part (and, taking turns, one device part) serves
+  // every device, so all of them are cut at the same layer.
+  const bool one_split = method.splits_model && !method.server_replicas;
   for (int device = 0; device <= devices; ++device) {
-    require((method != "sl" && method != "adasplit") ||
-                config.integer("model.split", device) == config.integer("model.split"),
+    require(!one_split || config.integer("model.split", device) == config.integer("model.split"),
             option_value(config, "model.split", device) +
-                ": experiment.method = " + method +
-                (method == "sl" ? " hands one device part from device to device"
-                                : " trains one server part for every device") +
+                ": experiment.method = " + method.name +
+                (method.takes_turns ? " hands one device part from device to device"
+                                    : " trains one server part for every device") +
                 ", so every device needs the same split (model.split = " + config.text("model.split") + ")");
     require(config.integer("model.split", device) <= static_cast<std::int64_t>(layers),
             option_value(config, "model.split", device) + " is beyond the " +
@@ -98,10 +101,11 @@ void validate_training(const Config& config, int devices) {
                 option_value(config, "train.batch_size") +
                 "; allowed: 1..train.batch_size micro-batches per mini-batch");
   }
-  const std::string method = config.text("experiment.method");
-  require(config.integer("train.server_streams") == 1 || method == "sfl" || method == "pipar",
-          option_value(config, "train.server_streams") + " with experiment.method = " + method +
-              ": server streams serve sfl's and pipar's per-device replicas; " + method +
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  require(config.integer("train.server_streams") == 1 || method.server_replicas,
+          option_value(config, "train.server_streams") + " with experiment.method = " + method.name +
+              ": server streams serve the per-device server replicas of " +
+              method_list(&MethodTraits::server_replicas, "and") + "; " + method.name +
               " serves on one stream (set 1)");
   require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
           "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
@@ -112,16 +116,10 @@ void validate_training(const Config& config, int devices) {
 // that would otherwise be averaged or handed over have something to personalise.
 void validate_personalised(const Config& config) {
   if (!config.flag("train.personalised")) return;
-  const std::string method = config.text("experiment.method");
-  static const std::map<std::string, std::string> refused = {
-      {"fl", "fl trains the whole model on every device and has no device part to keep; personalised "
-             "variants exist for sl, sfl and pipar"},
-      {"adasplit", "adasplit is personalised already (each device keeps its part, the server a mask per "
-                   "device); set train.personalised = false"},
-      {"transfer", "the transfer job trains no model"}};
-  const auto found = refused.find(method);
-  require(found == refused.end(), "train.personalised = true with experiment.method = " + method + ": " +
-                                      (found == refused.end() ? std::string() : found->second));
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  require(method.personalisable, "train.personalised = true with experiment.method = " + method.name + ": " +
+                                     method.personalised_refusal + "; personalised variants exist for " +
+                                     method_list(&MethodTraits::personalisable, "and"));
   require(config.text("plan.replan") == "off",
           "train.personalised = true with plan.replan = " + config.text("plan.replan") +
               ": a re-split cuts the new parts from one averaged model, which a personalised run does "
@@ -129,7 +127,7 @@ void validate_personalised(const Config& config) {
 }
 
 void validate_adasplit(const Config& config, int devices) {
-  if (config.text("experiment.method") != "adasplit") return;
+  if (!method_traits(config.text("experiment.method")).local_phase) return;
   require(config.integer("adasplit.selected") <= devices,
           option_value(config, "adasplit.selected") + " is more than the " + std::to_string(devices) +
               " device(s); allowed: 1.." + std::to_string(devices) + " devices per iteration");
@@ -148,13 +146,17 @@ void validate_device_speed(const Config& config, int devices) {
 }
 
 void validate_privacy(const Config& config) {
-  const std::string method = config.text("experiment.method");
-  require(config.text("privacy.mechanism") != "laplace" || method != "fl",
-          "privacy.mechanism = laplace with experiment.method = fl: DP-FedAvg adds Gaussian noise; use "
-          "gaussian");
-  require(config.text("privacy.mechanism") == "none" || method != "transfer",
-          "privacy.mechanism = " + config.text("privacy.mechanism") +
-              " with experiment.method = transfer: the transfer job sends no data to protect");
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  const std::string& mechanism = config.text("privacy.mechanism");
+  const std::vector<std::string>& allowed = method.privacy_mechanisms;
+  const std::string why = method.noise == NoiseTarget::nothing        ? "it sends no training data to protect"
+                          : method.noise == NoiseTarget::model_updates ? "DP-FedAvg adds Gaussian noise"
+                                                                       : "its activations take these";
+  std::string allowed_text;
+  for (const std::string& name : allowed) allowed_text += (allowed_text.empty() ? "" : ", ") + name;
+  require(std::find(allowed.begin(), allowed.end(), mechanism) != allowed.end(),
+          "privacy.mechanism = " + mechanism + " with experiment.method = " + method.name + ": " + why +
+              "; allowed: " + allowed_text);
 }
 
 void validate_partition(const Config& config, int devices) {

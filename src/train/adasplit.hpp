@@ -57,7 +57,6 @@ class AdaSplit : public Method {
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
   std::map<int, double> mask_sparsity() const override;
-  bool supports_checkpoints() const override { return true; }
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
 

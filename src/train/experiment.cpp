@@ -12,6 +12,7 @@
 #include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
@@ -141,7 +142,7 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   const std::string& method_name = config.text("experiment.method");
   // A re-planned run's parts no longer match its stored configuration's split points, so
   // a checkpoint of it could not be loaded: it keeps none (yet).
-  const bool resumable = method->supports_checkpoints() && replanner == nullptr;
+  const bool resumable = method_traits(method_name).checkpointable && replanner == nullptr;
   const std::int64_t checkpoint_every = resumable ? config.integer("output.checkpoint") : 0;
   if (is_server && replanner != nullptr && config.integer("output.checkpoint") > 0) {
     std::cerr << "cmlbed: note: plan.replan = on_change: no checkpoints are written (a re-planned run cannot be "

@@ -43,11 +43,11 @@ std::chrono::steady_clock::time_point timeout_from_now(const RoundContext& conte
 }  // namespace
 
 void Method::save_state(torch::serialize::OutputArchive& /*archive*/) {
-  throw std::logic_error("this method does not support checkpoints (supports_checkpoints() is false)");
+  throw std::logic_error("this method does not support checkpoints (its method table row is not checkpointable)");
 }
 
 void Method::load_state(torch::serialize::InputArchive& /*archive*/) {
-  throw std::logic_error("this method does not support checkpoints (supports_checkpoints() is false)");
+  throw std::logic_error("this method does not support checkpoints (its method table row is not checkpointable)");
 }
 
 void Method::apply_plan(const RoundContext& /*context*/, const std::vector<DeviceChoice>& /*plan*/) {

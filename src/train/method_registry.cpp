@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "adasplit.hpp"
 #include "federated_averaging.hpp"
 #include "split_learning.hpp"
@@ -43,14 +44,19 @@ const std::vector<Registered>& registry() {
   return methods;
 }
 
-const Registered& find(const Config& config) {
-  const std::string& name = config.text("experiment.method");
+const Registered* find(const std::string& name) {
   for (const Registered& method : registry()) {
-    if (name == method.name) return method;
+    if (name == method.name) return &method;
   }
+  return nullptr;
+}
+
+const Registered& find(const Config& config) {
+  const MethodTraits& traits = method_traits(config.text("experiment.method"));
+  if (const Registered* method = find(traits.name)) return *method;
   std::string available;
   for (const std::string& known : available_methods()) available += (available.empty() ? "" : ", ") + known;
-  throw ConfigError("experiment.method = " + name + " is not available in this build yet; available: " +
+  throw ConfigError("experiment.method = " + traits.name + " is not available in this build yet; available: " +
                     available);
 }
 
@@ -61,6 +67,8 @@ std::vector<std::string> available_methods() {
   for (const Registered& method : registry()) names.emplace_back(method.name);
   return names;
 }
+
+bool has_factory(const std::string& name) { return find(name) != nullptr; }
 
 void check_method_available(const Config& config) { find(config); }
 

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/link.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
@@ -121,15 +122,15 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 
 PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                        const std::vector<DeviceFreedom>& given_freedom, std::optional<std::int64_t> links_held_at_ns) {
-  const std::string method = config.text("experiment.method");
-  if (method != "sfl" && method != "pipar") {
-    throw ConfigError("plan: experiment.method = " + method +
-                      " has no split point or micro-batches to choose (sfl and pipar have)");
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  if (!method.plannable) {
+    throw ConfigError("plan: experiment.method = " + method.name + " has no split point or micro-batches to choose (" +
+                      method_list(&MethodTraits::plannable, "and") + " have)");
   }
   const std::size_t devices = samples.size();
   std::vector<DeviceFreedom> freedom = given_freedom.empty() ? std::vector<DeviceFreedom>(devices) : given_freedom;
   if (freedom.size() != devices) throw std::invalid_argument("search_plan: freedom for another device count");
-  if (method != "pipar") {
+  if (!method.micro_batches) {
     for (DeviceFreedom& f : freedom) f.micro_batches = 1;
   }
   const auto split_free = [](const DeviceFreedom& f) { return !f.split; };
@@ -210,7 +211,7 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   }
 
   const plan::SimulationInput at_best = inputs.of(uniform(best.split, 1));
-  result.closed_form_micro_batches = method == "pipar" ? closed_form_micro_batches(at_best, batch) : 1;
+  result.closed_form_micro_batches = method.micro_batches ? closed_form_micro_batches(at_best, batch) : 1;
   result.closed_form = predict_plan(uniform(best.split, result.closed_form_micro_batches));
   return result;
 }

@@ -1,5 +1,6 @@
 #include "cmlbed/train/privacy.hpp"
 
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/train/local_training.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -81,7 +82,9 @@ double privacy_sensitivity(const Config& config) {
 
 std::int64_t privacy_releases(const Config& config, const std::vector<std::size_t>& samples) {
   const TrainingSettings settings = training_settings(config);
-  if (config.text("experiment.method") == "fl") {
+  // DP-FedAvg releases one noisy average per aggregation; activation noise, one per
+  // sample use.
+  if (method_traits(config.text("experiment.method")).noise == NoiseTarget::model_updates) {
     return (settings.rounds + settings.aggregate_every - 1) / settings.aggregate_every;
   }
   std::int64_t per_round = 0;

@@ -1,13 +1,15 @@
 #include "cmlbed/train/resume_rules.hpp"
 
+#include "cmlbed/config/methods.hpp"
+
 namespace cmlbed::train {
 
 plan::RoundSequence round_sequence(const Config& config) {
-  const std::string& method = config.text("experiment.method");
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
   plan::RoundSequence s;
-  s.averages = method == "fl" || method == "sfl" || method == "pipar";
+  s.averages = method.averages;
   s.aggregate_every = static_cast<int>(config.integer("train.aggregate_every"));
-  s.local_phase = method == "adasplit";
+  s.local_phase = method.local_phase;
   s.local_fraction = config.real("adasplit.local_fraction");
   return s;
 }

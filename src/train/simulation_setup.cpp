@@ -6,6 +6,7 @@
 
 #include "adasplit.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/data/partition.hpp"
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -166,7 +167,9 @@ double evaluation_seconds(const Config& config, const plan::Profile& profile, st
   for (const plan::LayerProfile& layer : profile.ranks.front().layers) forward += layer.forward_s.back();
   // One model, or one per device (adasplit, personalised runs: each device's part with the server's).
   const double models =
-      config.text("experiment.method") == "adasplit" || config.flag("train.personalised") ? devices : 1;
+      method_traits(config.text("experiment.method")).personalised_always || config.flag("train.personalised")
+          ? devices
+          : 1;
   return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());
 }
 
@@ -180,11 +183,10 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
                                        const std::vector<model::LayerStats>& stats) {
   const int devices = static_cast<int>(samples.size());
   const TrainingSettings settings = training_settings(config);
-  const std::string method = config.text("experiment.method");
-  const bool adasplit = method == "adasplit";
-  if (method != "fl" && method != "sl" && method != "sfl" && method != "pipar" && !adasplit) {
-    throw ConfigError("simulate: experiment.method = " + method +
-                      " cannot be simulated (fl, sl, sfl, pipar and adasplit can)");
+  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  if (!method.simulatable) {
+    throw ConfigError("simulate: experiment.method = " + method.name + " cannot be simulated (" +
+                      method_list(&MethodTraits::simulatable, "and") + " can)");
   }
   if (profile.model != config.text("model.name")) {
     throw ConfigError("simulate: the profile is of model " + profile.model + ", the configuration's is " +
@@ -202,7 +204,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     }
   }
   plan::SimulationInput input;
-  input.method = method;
+  input.method = method.name;
   input.batch_size = settings.batch_size;
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
@@ -214,16 +216,16 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   const int device_threads = static_cast<int>(config.integer("train.device_threads"));
   // Each server stream has its share of the server's threads (at least one).
   const int server_threads = std::max(1, static_cast<int>(config.integer("train.server_threads")) /
-                                             (method == "sfl" || method == "pipar" ? input.server_streams : 1));
+                                             (method.server_replicas ? input.server_streams : 1));
   input.model_state_values = model::part_cost(stats, 0, layers, false).state_values;
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();
   for (int d = 1; d <= devices; ++d) {
-    const std::size_t split = method == "fl"     ? layers
+    const std::size_t split = !method.splits_model ? layers
                               : override.split ? *override.split
                                                : static_cast<std::size_t>(config.integer("model.split", d));
     plan::SimulatedDevice device;
-    device.micro_batches = method != "pipar"          ? 1
+    device.micro_batches = !method.micro_batches      ? 1
                            : override.micro_batches ? *override.micro_batches
                                                     : static_cast<int>(config.integer("pipar.micro_batches", d));
     device.samples = static_cast<std::int64_t>(samples[static_cast<std::size_t>(d - 1)]);
@@ -236,13 +238,13 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
     device.part_state_values = model::part_cost(stats, 0, split, false).state_values;
-    if (method != "fl") {  // adasplit sends no gradient back: its server part's input needs none
-      device.server =
-          simulated_part(profile, server, stats, split, layers, !adasplit, settings, 1.0, std::nullopt, server_threads);
+    if (method.splits_model) {  // without gradients sent back the server part's input needs none
+      device.server = simulated_part(profile, server, stats, split, layers, method.sends_gradients, settings, 1.0,
+                                     std::nullopt, server_threads);
     }
     input.devices.push_back(std::move(device));
   }
-  if (adasplit) add_adasplit(input, config, settings, stats, static_cast<std::size_t>(config.integer("model.split")));
+  if (method.local_phase) add_adasplit(input, config, settings, stats, static_cast<std::size_t>(config.integer("model.split")));
   return input;
 }
 

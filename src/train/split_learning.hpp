@@ -32,7 +32,6 @@ class SplitLearning : public Method {
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
-  bool supports_checkpoints() const override { return true; }
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
   void apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) override;

@@ -35,7 +35,4 @@ const OptionSpec* find_option(std::string_view name);
 // The per-device option whose key (the part after the section) is `key`, or nullptr.
 const OptionSpec* find_per_device_option(std::string_view key);
 
-// Methods users may select; the ones this build can run are listed by the driver.
-const std::vector<std::string>& method_names();
-
 }  // namespace cmlbed

@@ -73,9 +73,8 @@ class Method {
   // nothing. load_state gets a method freshly made from the same configuration for the
   // same rank and the archive its save_state wrote; a resumed run must end with the
   // weights of an uninterrupted one. state_archive.hpp saves modules and optimizers.
-  // A method that keeps the defaults is never checkpointed and `--resume` refuses it
-  // (exit status 2).
-  virtual bool supports_checkpoints() const { return false; }
+  // A method whose row in the method table (config/methods.hpp) is not checkpointable is
+  // never checkpointed, keeps these defaults, and `--resume` refuses it (exit status 2).
   virtual void save_state(torch::serialize::OutputArchive& archive);
   virtual void load_state(torch::serialize::InputArchive& archive);
 

@@ -1,10 +1,11 @@
 #pragma once
-// Every method this build can run, by the name experiment.method gives it. Adding a
-// method = its own files, one entry in src/train/method_registry.cpp, and in
-// src/config/option_table.cpp its name (method_names(): config sits below train, so it
-// keeps its own list; a test checks the registry against it) and its options, in a
-// section named after it ([pipar], [adasplit]) that by convention holds only that
-// method's options (the report's baseline matching relies on it).
+// The code that runs each method: one factory per row of the method table
+// (config/methods.hpp), by the name experiment.method gives it. What a method is (splits
+// the model, averages, micro-batches, ...) lives in that table, not here. Adding a method
+// = its own files, one row in src/config/methods.cpp, one factory line in
+// src/train/method_registry.cpp, tests (a test checks that every row has a factory). Its
+// options go in a section named after it ([pipar], [adasplit]) that by convention holds
+// only that method's options (the report's baseline matching relies on it).
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ namespace cmlbed::train {
 
 // The names of the methods this build can run, in the registry's order.
 std::vector<std::string> available_methods();
+
+// Whether the registry has a factory for the method table's row `name`.
+bool has_factory(const std::string& name);
 
 // Throws ConfigError when this build cannot run experiment.method (cheap: builds nothing).
 void check_method_available(const Config& config);

@@ -1,0 +1,122 @@
+#include "cmlbed/config/methods.hpp"
+
+#include "cmlbed/config/config_error.hpp"
+
+namespace cmlbed {
+namespace {
+
+std::vector<MethodTraits> build_table() {
+  std::vector<MethodTraits> rows;
+
+  MethodTraits& fl = rows.emplace_back();
+  fl.name = "fl";
+  fl.summary = "federated averaging: each device trains the whole model, the server averages the models";
+  fl.averages = true;
+  fl.simulatable = true;
+  fl.checkpointable = true;
+  fl.noise = NoiseTarget::model_updates;
+  fl.privacy_mechanisms = {"none", "gaussian"};  // DP-FedAvg is Gaussian
+  fl.personalised_refusal = "fl trains the whole model on every device and has no device part to keep";
+
+  MethodTraits& sl = rows.emplace_back();
+  sl.name = "sl";
+  sl.summary = "split learning: the devices take turns, one device part handed from device to device";
+  sl.splits_model = true;
+  sl.takes_turns = true;
+  sl.sends_gradients = true;
+  sl.personalisable = true;
+  sl.simulatable = true;
+  sl.checkpointable = true;
+  sl.noise = NoiseTarget::activations;
+  sl.privacy_mechanisms = {"none", "gaussian", "laplace"};
+
+  MethodTraits& sfl = rows.emplace_back();
+  sfl.name = "sfl";
+  sfl.summary = "SplitFed: every device at once, each with its own server replica; parts and replicas averaged";
+  sfl.splits_model = true;
+  sfl.server_replicas = true;
+  sfl.averages = true;
+  sfl.sends_gradients = true;
+  sfl.personalisable = true;
+  sfl.plannable = true;
+  sfl.simulatable = true;
+  sfl.checkpointable = true;
+  sfl.noise = NoiseTarget::activations;
+  sfl.privacy_mechanisms = {"none", "gaussian", "laplace"};
+
+  MethodTraits& pipar = rows.emplace_back(sfl);
+  pipar.name = "pipar";
+  pipar.summary = "PiPar: SplitFed with mini-batches cut into micro-batches that pipeline compute and links";
+  pipar.micro_batches = true;
+
+  MethodTraits& adasplit = rows.emplace_back();
+  adasplit.name = "adasplit";
+  adasplit.summary = "AdaSplit: local rounds, then an orchestrator picks the devices the server trains on; "
+                     "no gradients sent back";
+  adasplit.splits_model = true;
+  adasplit.local_phase = true;
+  adasplit.personalised_always = true;
+  adasplit.simulatable = true;
+  adasplit.checkpointable = true;
+  adasplit.noise = NoiseTarget::activations;
+  adasplit.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  adasplit.personalised_refusal = "adasplit is personalised already (each device keeps its part, the server a "
+                                  "mask per device); set train.personalised = false";
+
+  MethodTraits& transfer = rows.emplace_back();
+  transfer.name = "transfer";
+  transfer.summary = "the runtime smoke job: each device computes and sends bytes, no model is trained";
+  transfer.trains = false;
+  transfer.privacy_mechanisms = {"none"};
+  transfer.personalised_refusal = "the transfer job trains no model";
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<MethodTraits>& method_table() {
+  static const std::vector<MethodTraits> table = build_table();
+  return table;
+}
+
+const MethodTraits* find_method(const std::string& name) {
+  for (const MethodTraits& row : method_table()) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+const MethodTraits& method_traits(const std::string& name) {
+  if (const MethodTraits* row = find_method(name)) return *row;
+  throw ConfigError("experiment.method = " + name + " is not a method; methods: " +
+                    method_list([](const MethodTraits&) { return true; }));
+}
+
+const std::string& default_method() {
+  static const std::string name = "sfl";
+  return name;
+}
+
+const std::vector<std::string>& method_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const MethodTraits& row : method_table()) all.push_back(row.name);
+    return all;
+  }();
+  return names;
+}
+
+std::string method_list(const std::function<bool(const MethodTraits&)>& has, const std::string& last_word) {
+  std::vector<std::string> names;
+  for (const MethodTraits& row : method_table()) {
+    if (has(row)) names.push_back(row.name);
+  }
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list += (i + 1 == names.size() && last_word != ",") ? " " + last_word + " " : ", ";
+    list += names[i];
+  }
+  return list;
+}
+
+}  // namespace cmlbed
