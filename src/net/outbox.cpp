@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cmlbed/net/chunk_pacing.hpp"
+#include "cmlbed/net/message_booking.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "message_tags.hpp"
 
@@ -23,27 +24,21 @@ std::int64_t Outbox::chunk_bytes(int peer, bool unshaped) const {
 void Outbox::schedule(const std::shared_ptr<TransferState>& state, std::int64_t now) {
   auto& queue = queues_[state->peer];
   const auto link = state->unshaped ? links_.end() : links_.find(state->peer);
-  const auto book = [&](std::uint64_t bytes) {
-    return link == links_.end() ? now : link->second.schedule(bytes, now).arrival_ns;
-  };
   const auto kind = state->wire_header.kind;
-  queue.push_back({state, &state->wire_header, static_cast<int>(sizeof(MessageHeader)),
-                   header_tag(kind), book(sizeof(MessageHeader)), true});
+  const std::size_t header = queue.size();
+  queue.push_back({state, &state->wire_header, static_cast<int>(sizeof(MessageHeader)), header_tag(kind), 0, true});
   const auto& payload = state->message.payload;
-  const auto chunk = static_cast<std::size_t>(state->wire_header.chunk_bytes);
-  int chunks = 1;
-  const std::size_t first_payload = queue.size();
-  for (std::size_t offset = 0; offset < payload.size(); offset += chunk, ++chunks) {
-    const std::size_t bytes = std::min(chunk, payload.size() - offset);
-    queue.push_back({state, payload.data() + offset, static_cast<int>(bytes),
-                     payload_tag(kind), book(bytes), offset + bytes == payload.size()});
-  }
+  const MessageBooking booking = book_message(
+      link == links_.end() ? nullptr : &link->second, payload.size(),
+      static_cast<std::uint64_t>(state->wire_header.chunk_bytes), now,
+      [&](std::uint64_t offset, std::uint64_t bytes, std::int64_t booked_ns) {
+        queue.push_back({state, payload.data() + offset, static_cast<int>(bytes), payload_tag(kind), booked_ns,
+                         offset + bytes == payload.size()});
+      });
+  queue[header].due_ns = booking.header_ns;
   // The header leaves first, so it can still carry the payload's booked rhythm.
-  if (link != links_.end() && link->second.shaped() && chunks > 2) {
-    state->wire_header.chunk_interval_ns =
-        (queue.back().due_ns - queue[first_payload].due_ns) / (chunks - 2);
-  }
-  state->chunks_left = chunks;
+  state->wire_header.chunk_interval_ns = booking.chunk_interval_ns;
+  state->chunks_left = static_cast<int>(booking.payload_chunks) + 1;
   ++sends_in_flight_;
 }
 

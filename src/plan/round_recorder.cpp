@@ -6,14 +6,15 @@
 #include <string>
 
 #include "cmlbed/net/chunk_pacing.hpp"
+#include "cmlbed/net/message_booking.hpp"
 #include "cmlbed/net/message.hpp"
 #include "cmlbed/net/wake_policy.hpp"
 
 namespace cmlbed::plan {
 namespace {
 
-// What one message does on a link, booked as the transport's outbox books it: its
-// header, then its payload in chunks of the link's largest chunk, all offered at once.
+// What one message does on a link, booked as the transport's outbox books it
+// (net::book_message).
 struct Booking {
   std::int64_t first_arrival_ns;
   std::int64_t arrival_ns;
@@ -25,18 +26,12 @@ struct Booking {
 };
 
 Booking book(net::Link& link, std::int64_t bytes, std::int64_t now_ns) {
-  net::Link::Slot slot = link.schedule(sizeof(net::MessageHeader), now_ns);
-  const std::int64_t first = slot.arrival_ns;
-  const auto chunk = static_cast<std::int64_t>(link.max_chunk_bytes());
-  std::int64_t first_payload_arrival = 0, chunks = 0;  // payload chunks
-  for (std::int64_t offset = 0; offset < bytes; offset += chunk, ++chunks) {
-    slot = link.schedule(static_cast<std::uint64_t>(std::min(chunk, bytes - offset)), now_ns);
-    if (chunks == 0) first_payload_arrival = slot.arrival_ns;
-  }
-  Booking booking{first, slot.arrival_ns};
-  if (link.shaped() && chunks > 1) {
-    const std::int64_t interval = (slot.arrival_ns - first_payload_arrival) / (chunks - 1);
-    booking.look_lateness_ns = net::chunk_look_interval_ns(interval, 0, 0, net::kMaxPollIntervalNs) / 2;
+  const net::MessageBooking booked =
+      net::book_message(&link, static_cast<std::uint64_t>(bytes), link.max_chunk_bytes(), now_ns);
+  Booking booking{booked.header_ns, booked.last_ns};
+  if (link.shaped() && booked.payload_chunks > 1) {
+    booking.look_lateness_ns =
+        net::chunk_look_interval_ns(booked.chunk_interval_ns, 0, 0, net::kMaxPollIntervalNs) / 2;
   }
   return booking;
 }

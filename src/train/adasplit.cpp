@@ -260,47 +260,26 @@ std::map<int, double> AdaSplit::mask_sparsity() const {
 
 // ---- checkpoints ----
 
-void AdaSplit::save_state(torch::serialize::OutputArchive& archive) {
+StateDescription AdaSplit::state() {
+  StateDescription state;
   if (rank_ != 0) {
-    save_module(archive, "device_part", *device_part_);
-    save_module(archive, "head", *head_);
-    save_optimizer(archive, "device_optimizer", device_optimizer_.get());
-    return;
+    return state.module("device_part", *device_part_).module("head", *head_).optimizer("device_optimizer",
+                                                                                       device_optimizer_.get());
   }
-  save_module(archive, "server_part", *server_part_);
-  save_optimizer(archive, "server_optimizer", server_optimizer_.get());
+  state.module("server_part", *server_part_).optimizer("server_optimizer", server_optimizer_.get());
   for (std::size_t d = 0; d < masks_.size(); ++d) {
     const std::string key = "masks_" + std::to_string(d + 1);
     const auto& tensors = masks_[d].tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) archive.write(key + "_" + std::to_string(i), tensors[i].detach());
-    save_optimizer(archive, key + "_optimizer", mask_optimizers_[d].get());
+    for (std::size_t i = 0; i < tensors.size(); ++i) state.tensor(key + "_" + std::to_string(i), tensors[i]);
+    state.optimizer(key + "_optimizer", mask_optimizers_[d].get());
   }
-  archive.write("orchestrator", c10::IValue(orchestrator_->save()));
+  return state.text(
+      "orchestrator", [this] { return orchestrator_->save(); },
+      [this](const std::string& saved) { orchestrator_->restore(saved); });
 }
 
-void AdaSplit::load_state(torch::serialize::InputArchive& archive) {
-  if (rank_ != 0) {
-    load_module(archive, "device_part", *device_part_);
-    load_module(archive, "head", *head_);
-    load_optimizer(archive, "device_optimizer", device_optimizer_.get());
-    return;
-  }
-  load_module(archive, "server_part", *server_part_);
-  load_optimizer(archive, "server_optimizer", server_optimizer_.get());
-  for (std::size_t d = 0; d < masks_.size(); ++d) {
-    const std::string key = "masks_" + std::to_string(d + 1);
-    const auto& tensors = masks_[d].tensors();
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      torch::Tensor saved;
-      archive.read(key + "_" + std::to_string(i), saved);
-      torch::NoGradGuard no_grad;
-      tensors[i].copy_(saved);  // in place: the mask optimizer holds these tensors
-    }
-    load_optimizer(archive, key + "_optimizer", mask_optimizers_[d].get());
-  }
-  c10::IValue orchestrator;
-  archive.read("orchestrator", orchestrator);
-  orchestrator_->restore(orchestrator.toStringRef());
-}
+void AdaSplit::save_state(torch::serialize::OutputArchive& archive) { state().save(archive); }
+
+void AdaSplit::load_state(torch::serialize::InputArchive& archive) { state().load(archive); }
 
 }  // namespace cmlbed::train

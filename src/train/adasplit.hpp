@@ -25,6 +25,8 @@
 
 namespace cmlbed::train {
 
+class StateDescription;
+
 struct AdaSplitSettings {
   int local_rounds = 0;  // floor(local_fraction x rounds)
   int selected = 3;
@@ -59,6 +61,8 @@ class AdaSplit : public Method {
   std::map<int, double> mask_sparsity() const override;
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
+  // What save_state writes and load_state reads, described once.
+  StateDescription state();
 
  private:
   bool global_phase(int round) const { return round >= adasplit_.local_rounds; }

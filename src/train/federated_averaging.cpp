@@ -134,16 +134,15 @@ std::vector<std::pair<std::string, std::vector<float>>> FederatedAveraging::fina
 // its optimizer (fresh after an average with train.optimizer_state = reset: an empty
 // state, saved and loaded as any other); the server: the last average. Batches follow
 // (seed, device, round).
-void FederatedAveraging::save_state(torch::serialize::OutputArchive& archive) {
-  save_module(archive, "model", *model_);
-  save_optimizer(archive, "optimizer", optimizer_.get());
-  if (round_start_.defined()) archive.write("round_start", round_start_);
+StateDescription FederatedAveraging::state() {
+  StateDescription state;
+  state.module("model", *model_).optimizer("optimizer", optimizer_.get());
+  if (round_start_.defined()) state.tensor("round_start", round_start_);
+  return state;
 }
 
-void FederatedAveraging::load_state(torch::serialize::InputArchive& archive) {
-  load_module(archive, "model", *model_);
-  load_optimizer(archive, "optimizer", optimizer_.get());
-  if (round_start_.defined()) archive.read("round_start", round_start_);
-}
+void FederatedAveraging::save_state(torch::serialize::OutputArchive& archive) { state().save(archive); }
+
+void FederatedAveraging::load_state(torch::serialize::InputArchive& archive) { state().load(archive); }
 
 }  // namespace cmlbed::train

@@ -10,6 +10,8 @@
 
 namespace cmlbed::train {
 
+class StateDescription;
+
 class FederatedAveraging : public Method {
  public:
   FederatedAveraging(const Config& config, int rank, int devices);
@@ -18,6 +20,8 @@ class FederatedAveraging : public Method {
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
+  // What save_state writes and load_state reads, described once.
+  StateDescription state();
 
  private:
   void train_device_round(const RoundContext& context);

@@ -446,36 +446,22 @@ std::vector<std::pair<std::string, std::vector<float>>> SplitLearning::final_sta
 // whole model as last aggregated (not personalised). Batches follow
 // (seed, device, round). With train.optimizer_state = reset an optimizer renewed after
 // the round's average is saved with its empty state, in the same keys.
-void SplitLearning::save_state(torch::serialize::OutputArchive& archive) {
-  if (rank_ != 0) {
-    save_module(archive, "device_part", *device_part_);
-    save_optimizer(archive, "device_optimizer", device_optimizer_.get());
-    return;
-  }
+StateDescription SplitLearning::state() {
+  StateDescription state;
+  if (rank_ != 0) return state.module("device_part", *device_part_).optimizer("device_optimizer", device_optimizer_.get());
   for (std::size_t i = 0; i < server_parts_.size(); ++i) {
-    save_module(archive, "server_part_" + std::to_string(i), *server_parts_[i].part);
-    save_optimizer(archive, "server_optimizer_" + std::to_string(i), server_parts_[i].optimizer.get());
+    state.module("server_part_" + std::to_string(i), *server_parts_[i].part)
+        .optimizer("server_optimizer_" + std::to_string(i), server_parts_[i].optimizer.get());
   }
   for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
-    save_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
+    state.module("device_shadow_" + std::to_string(i), *device_shadows_[i]);
   }
-  if (whole_model_) save_module(archive, "whole_model", *whole_model_);
+  if (whole_model_) state.module("whole_model", *whole_model_);
+  return state;
 }
 
-void SplitLearning::load_state(torch::serialize::InputArchive& archive) {
-  if (rank_ != 0) {
-    load_module(archive, "device_part", *device_part_);
-    load_optimizer(archive, "device_optimizer", device_optimizer_.get());
-    return;
-  }
-  for (std::size_t i = 0; i < server_parts_.size(); ++i) {
-    load_module(archive, "server_part_" + std::to_string(i), *server_parts_[i].part);
-    load_optimizer(archive, "server_optimizer_" + std::to_string(i), server_parts_[i].optimizer.get());
-  }
-  for (std::size_t i = 0; i < device_shadows_.size(); ++i) {
-    load_module(archive, "device_shadow_" + std::to_string(i), *device_shadows_[i]);
-  }
-  if (whole_model_) load_module(archive, "whole_model", *whole_model_);
-}
+void SplitLearning::save_state(torch::serialize::OutputArchive& archive) { state().save(archive); }
+
+void SplitLearning::load_state(torch::serialize::InputArchive& archive) { state().load(archive); }
 
 }  // namespace cmlbed::train

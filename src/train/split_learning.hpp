@@ -24,6 +24,8 @@
 
 namespace cmlbed::train {
 
+class StateDescription;
+
 enum class SplitSchedule { sfl, pipar, sl };
 
 class SplitLearning : public Method {
@@ -34,6 +36,8 @@ class SplitLearning : public Method {
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;
+  // What save_state writes and load_state reads, described once.
+  StateDescription state();
   void apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) override;
 
  private:
