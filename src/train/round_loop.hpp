@@ -1,0 +1,26 @@
+#pragma once
+// Phases 3 and 4 of a run (run_state.hpp): the rounds, and the end of the run.
+#include <vector>
+
+#include "round_hooks.hpp"
+#include "run_state.hpp"
+
+namespace cmlbed::train {
+
+// Why the rounds ended early: the signal all ranks agreed to stop for (SIGTERM, SIGINT),
+// the round it stopped (not recorded) and whether inside it or at its start.
+struct Stop {
+  int signal = 0;  // 0: every round ran
+  int round = 0;
+  bool mid_round = false;
+};
+
+// The rounds from run.first_round on, each followed by the hooks, in order.
+Stop run_rounds(RunState& run, const std::vector<RoundHook*>& hooks);
+
+// A stopped run: its last checkpoint, the file marked and a line on how to continue;
+// returns 128 + signal. A complete run: the end-of-run figures, the final model and the
+// summary; returns 0.
+int finish(RunState& run, const Stop& stop, Checkpointer& checkpointer);
+
+}  // namespace cmlbed::train

@@ -1,0 +1,159 @@
+// Phase 1 of a run (run_state.hpp): the method, the checkpoint policy, a resume point,
+// the clocks and the results file, new or reopened.
+#include <algorithm>
+#include <iostream>
+
+#include "cmlbed/config/methods.hpp"
+#include "cmlbed/net/clock_sync.hpp"
+#include "cmlbed/net/gather.hpp"
+#include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/setup/derived.hpp"
+#include "cmlbed/trace/checkpoint_file.hpp"
+#include "cmlbed/trace/startup_clock.hpp"
+#include "cmlbed/train/method_registry.hpp"
+#include "cmlbed/train/resume_rules.hpp"
+#include "cmlbed/train/round_report.hpp"
+#include "run_state.hpp"
+
+namespace cmlbed::train {
+namespace {
+
+// The method first (it loads and partitions the data), before any file exists: data
+// that cannot be split as configured (more devices than samples, say) is a
+// configuration error, which every rank meets alike and reports as one (exit 2).
+void make_the_method(RunState& run) {
+  agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
+    run.method = make_method(run.config, run.rank, run.devices);
+    return std::nullopt;
+  });
+  trace::startup_clock().end(trace::StartupPhase::model);
+}
+
+// A re-planned run's parts no longer match its stored configuration's split points, so
+// a checkpoint of it could not be loaded: it keeps none (yet).
+void decide_checkpoints(RunState& run, bool replans) {
+  const Config& config = run.config;
+  const std::string& method_name = config.text("experiment.method");
+  run.resumable = method_traits(method_name).checkpointable && !replans;
+  run.checkpoint_every = run.resumable ? config.integer("output.checkpoint") : 0;
+  if (run.is_server && replans && config.integer("output.checkpoint") > 0) {
+    std::cerr << "cmlbed: note: plan.replan = on_change: no checkpoints are written (a re-planned run cannot be "
+                 "resumed yet); every completed round is in the results file all the same" << std::endl;
+  } else if (run.is_server && !run.resumable && config.user_set("output.checkpoint") &&
+             config.integer("output.checkpoint") > 0) {
+    std::cerr << "cmlbed: note: method " << method_name << " does not save checkpoints; output.checkpoint is ignored"
+              << std::endl;
+  }
+  if (const std::vector<int> raw = devices_uploading_raw_samples(config, run.devices); run.is_server && !raw.empty()) {
+    std::cerr << "cmlbed: note: " << method_name << " at split 0 on " << raw.size() << " of " << run.devices
+              << " device(s): " << kRawDataMark
+              << " (every layer runs on the server: centralised training, not split learning)" << std::endl;
+  }
+}
+
+// Resuming: every rank takes its state from the checkpoint (rank 0 reads the file),
+// before the clocks are set and anything is timed.
+void load_resume_point(RunState& run) {
+  const std::string& file = run.output_file;
+  if (!run.resumable) {
+    throw ConfigError("cannot resume " + file + ": method " + run.config.text("experiment.method") +
+                      " does not save checkpoints");
+  }
+  agree_on(run, run.is_server, "", [&]() -> std::optional<std::string> {
+    run.file_started_at = trace::ResultsFile::read_string_attribute(file, "started_at");
+    return std::nullopt;
+  });
+  run.resume = load_checkpoint(*run.method, file, run.file_started_at, run.mpi.size(), run.control.get());
+  if (run.resume->rounds_complete > run.rounds) {
+    throw ConfigError("cannot resume " + file + " with experiment.rounds = " + std::to_string(run.rounds) +
+                      ": its checkpoint is after round " + std::to_string(run.resume->rounds_complete));
+  }
+  // Another round count must not change what the rounds so far computed (the file
+  // still holds the configuration of the start that ran them).
+  agree_on(run, run.is_server, "cannot resume " + file + ": ", [&] {
+    const Config stored =
+        Config::resolve(parse_ini_settings(trace::ResultsFile::read_string_attribute(file, "config"), file), {});
+    return changed_rounds_error(stored, run.config, run.resume->rounds_complete, file);
+  });
+  run.first_round = run.resume->rounds_complete;
+}
+
+// The clocks agree on rank 0's time base; each rank's timeline runs on it. Returns every
+// rank's clock estimate and host name (rank 0's lists) for the results file.
+std::pair<std::vector<net::ClockEstimate>, std::vector<std::string>> start_clocks(RunState& run) {
+  const net::ClockEstimate clock = net::synchronize_clocks(run.control.get());
+  trace::startup_clock().end(trace::StartupPhase::clocks);
+  trace::Timeline& timeline = run.timeline.emplace(clock.offset_ns);
+  timeline.set_enabled(run.config.flag("output.timeline"));
+  // A slowdown stretches the stage's CPU time where one thread does all of its work.
+  timeline.set_stretch_basis(run.compute_threads == 1 ? trace::Timeline::StretchBasis::thread_cpu
+                                                      : trace::Timeline::StretchBasis::wall);
+  auto clocks = net::gather_clock_estimates(clock, run.control.get());
+  auto hosts = net::gather_host_names(run.control.get());
+  if (run.resume && run.resume->from_checkpoint) {
+    // The run's time base goes on from the checkpoint even when this start's clock is
+    // behind the one that wrote it (another node, a reboot): no event of a later round
+    // is ever earlier than one of an earlier round.
+    std::int64_t shift = run.is_server ? std::max<std::int64_t>(0, run.resume->time_ns - timeline.now_ns()) : 0;
+    CMLBED_MPI_CHECK(MPI_Bcast(&shift, 1, MPI_INT64_T, 0, run.control.get()));
+    timeline.set_offset_ns(timeline.offset_ns() + shift);
+  }
+  return {std::move(clocks), std::move(hosts)};
+}
+
+// Rank 0, resuming: the rows kept (read before the file is opened for writing) and the
+// file reopened at the checkpoint.
+trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& resume, const Config& config,
+                                  std::vector<trace::RoundRecord>& records) {
+  records = trace::ResultsFile::read_rounds(path);
+  if (records.size() < resume.keep.rounds) {
+    throw std::invalid_argument(path + " holds " + std::to_string(records.size()) + " rounds, fewer than its checkpoint (" +
+                                std::to_string(resume.keep.rounds) + ")");
+  }
+  records.resize(resume.keep.rounds);
+  trace::ResultsFile results = trace::ResultsFile::reopen(path, resume.keep, resume.rounds_complete, config.to_ini());
+  if (!records.empty()) results.set_summary(summarize(records));
+  results.flush();
+  return results;
+}
+
+void open_results(RunState& run, const RunStamp& started, const std::function<void(trace::ResultsFile&)>& on_created,
+                  std::vector<net::ClockEstimate> clocks, std::vector<std::string> hosts) {
+  if (run.is_server && !run.resuming) {
+    run.results.emplace(run.output_file, run.config.flag("output.overwrite"),
+                        run_info(run.config, started, run.mpi.size(), std::move(hosts), clocks));
+    // A checkpoint next to a file this run has just replaced is another run's.
+    trace::remove_checkpoint(trace::checkpoint_path(run.output_file));
+    if (on_created) on_created(*run.results);
+  }
+  if (run.resuming) {
+    agree_on(run, run.is_server, "cannot resume " + run.output_file + ": ", [&]() -> std::optional<std::string> {
+      run.results.emplace(reopen_results(run.output_file, *run.resume, run.config, run.records));
+      if (on_created) on_created(*run.results);
+      return std::nullopt;
+    });
+    if (run.is_server) {
+      std::cout << "cmlbed: resuming " << run.output_file
+                << (run.resume->from_checkpoint
+                        ? " after round " + std::to_string(run.first_round) + " of " + std::to_string(run.rounds) +
+                              " (checkpoint of " + run.resume->written_at + ")"
+                        : std::string(" from its start (no checkpoint)"))
+                << std::endl;
+    }
+  }
+  trace::startup_clock().end(trace::StartupPhase::results_file);
+}
+
+}  // namespace
+
+void start_or_resume(RunState& run, const RunStamp& started, const std::function<void(trace::ResultsFile&)>& on_created,
+                     bool replans) {
+  make_the_method(run);
+  decide_checkpoints(run, replans);
+  run.file_started_at = started.iso;
+  if (run.resuming) load_resume_point(run);
+  auto [clocks, hosts] = start_clocks(run);
+  open_results(run, started, on_created, std::move(clocks), std::move(hosts));
+}
+
+}  // namespace cmlbed::train
