@@ -151,17 +151,12 @@ void record_privacy(const Config& config, int devices, trace::ResultsFile& resul
                           train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases, delta, sensitivity));
 }
 
-}  // namespace
-
-int run_command(int argc, char** argv) {
-  net::MpiSession mpi(argc, argv);
-  trace::startup_clock().end(trace::StartupPhase::mpi_init);
-  const bool is_server = mpi.rank() == 0;
-
-  // Every rank parses and validates the same inputs; the ranks then agree on the first
-  // error so that only rank 0 reports it and every rank exits with status 2.
+// What a `cmlbed run` was asked to do, parsed and checked on every rank.
+struct RunRequest {
+  int argc = 0;
+  char** argv = nullptr;
   RunArguments args;
-  int ranks = mpi.size();
+  int ranks = 0;
   std::optional<Config> config;
   std::vector<RawSetting> file_settings;
   std::vector<RawSetting> auto_settings;  // the command line as given, autos included
@@ -170,51 +165,149 @@ int run_command(int argc, char** argv) {
   // by placeholders) and its command line as given (planning).
   std::vector<Config> repeats;
   std::vector<std::vector<RawSetting>> auto_repeats;
-  std::optional<std::string> error;
-  const train::RunStamp started = train::now_stamp();
-  try {
-    args = parse_run_arguments(argc, argv);
-    if (!args.help) {
-      ranks = planned_ranks(args, mpi.size());
-      if (!args.resume_file.empty()) {
-        config = resume_config(args, mpi.size(), is_server);
-        if (config->text("plan.replan") != "off") {
-          throw ConfigError("run: cannot resume " + args.resume_file + ": it ran with plan.replan = " +
-                            config->text("plan.replan") + ", which keeps no checkpoints (a re-planned run " +
-                            "cannot be resumed yet); run its configuration again");
-        }
-        validate_config(*config, ranks, /*check_output=*/false);  // the file exists: it is appended to
-      } else {
-        file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-        // With auto options everything else is checked now, on placeholder values;
-        // the planner's choice replaces them before the run (choose_auto).
-        planning = wants_auto(file_settings, args.settings);
-        if (planning) {
-          auto_settings = args.settings;
-          args.settings = with_autos_replaced(file_settings, auto_settings, 1, 1);
-        }
-        config = Config::resolve(file_settings, args.settings);
-        if (is_server && config->text("output.file").empty()) {
-          // Resolve the default file name once, so that the checked path, the path
-          // written and the configuration stored in the file all agree.
-          args.settings.push_back({"output.file", output_path(*config, started.compact), "default"});
-          if (planning) auto_settings.push_back(args.settings.back());
-          config = Config::resolve(file_settings, args.settings);
-        }
-        // Every repeat is checked now, its output file included, so that the third seed
-        // cannot fail after two have run.
-        const long long seed = config->integer("experiment.seed");
-        const std::string output_file = config->text("output.file");
-        auto_repeats = repeat_settings(auto_settings, args.repeats, seed, output_file);
-        for (const auto& settings : repeat_settings(args.settings, args.repeats, seed, output_file)) {
-          repeats.push_back(Config::resolve(file_settings, settings));
-          validate_config(repeats.back(), ranks, /*check_output=*/is_server && !args.dry_run);
-        }
-        config = repeats.front();
-        if (!planning) refuse_replan_without_auto(*config);
-      }
-      if (!args.dry_run) train::check_method_available(*config);
+};
+
+// A new run's configuration: with auto options everything else is checked now, on
+// placeholder values; the planner's choice replaces them before the run (choose_auto).
+// Every repeat is checked now, its output file included, so that the third seed cannot
+// fail after two have run.
+void check_new_run(RunRequest& request, bool is_server, const train::RunStamp& started) {
+  RunArguments& args = request.args;
+  request.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  request.planning = wants_auto(request.file_settings, args.settings);
+  if (request.planning) {
+    request.auto_settings = args.settings;
+    args.settings = with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
+  }
+  request.config = Config::resolve(request.file_settings, args.settings);
+  if (is_server && request.config->text("output.file").empty()) {
+    // Resolve the default file name once, so that the checked path, the path written
+    // and the configuration stored in the file all agree.
+    args.settings.push_back({"output.file", output_path(*request.config, started.compact), "default"});
+    if (request.planning) request.auto_settings.push_back(args.settings.back());
+    request.config = Config::resolve(request.file_settings, args.settings);
+  }
+  const long long seed = request.config->integer("experiment.seed");
+  const std::string output_file = request.config->text("output.file");
+  request.auto_repeats = repeat_settings(request.auto_settings, args.repeats, seed, output_file);
+  for (const auto& settings : repeat_settings(args.settings, args.repeats, seed, output_file)) {
+    request.repeats.push_back(Config::resolve(request.file_settings, settings));
+    validate_config(request.repeats.back(), request.ranks, /*check_output=*/is_server && !args.dry_run);
+  }
+  request.config = request.repeats.front();
+  if (!request.planning) refuse_replan_without_auto(*request.config);
+}
+
+// Every rank parses and validates the same inputs (ConfigError for bad ones).
+void check_request(RunRequest& request, int mpi_size, bool is_server, const train::RunStamp& started) {
+  request.args = parse_run_arguments(request.argc, request.argv);
+  if (request.args.help) return;
+  request.ranks = planned_ranks(request.args, mpi_size);
+  if (!request.args.resume_file.empty()) {
+    request.config = resume_config(request.args, mpi_size, is_server);
+    if (request.config->text("plan.replan") != "off") {
+      throw ConfigError("run: cannot resume " + request.args.resume_file + ": it ran with plan.replan = " +
+                        request.config->text("plan.replan") + ", which keeps no checkpoints (a re-planned run " +
+                        "cannot be resumed yet); run its configuration again");
     }
+    validate_config(*request.config, request.ranks, /*check_output=*/false);  // the file exists: it is appended to
+  } else {
+    check_new_run(request, is_server, started);
+  }
+  if (!request.args.dry_run) train::check_method_available(*request.config);
+}
+
+// --dry-run, on rank 0: the run's plan and what repeats and auto will do.
+int print_dry_run(const RunRequest& request) {
+  try {
+    print_run_plan(*request.config, request.ranks - 1, std::cout);
+    const std::vector<Config>& repeats = request.repeats;
+    if (repeats.size() > 1) {
+      std::cout << "note: --repeats " << repeats.size() << " runs this plan with experiment.seed = "
+                << repeats.front().text("experiment.seed") << ".." << repeats.back().text("experiment.seed")
+                << ", writing " << repeats.front().text("output.file") << " .. " << repeats.back().text("output.file")
+                << "\n";
+    }
+    if (request.planning) {
+      std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
+                   "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
+                   "in their place\n";
+    }
+  } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+// One repeat: plan it (auto) and run it. Returns the exit status.
+int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, const train::RunStamp& started) {
+  const bool is_server = mpi.rank() == 0;
+  Config config = request.repeats[k];
+  std::optional<trace::ResultsFile::PlanTable> plan;
+  std::optional<train::Replanner> replanner;
+  if (request.planning) {
+    // Each seed is planned on its own: profiling is part of the method's cost and varies
+    // with the host as the rounds do.
+    AutoChoice choice =
+        choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server);
+    config = Config::resolve(request.file_settings, choice.cli_settings);
+    validate_config(config, request.ranks, /*check_output=*/false);
+    plan = std::move(choice.table);
+    if (config.text("plan.replan") == "on_change") {
+      replanner.emplace(config, request.ranks - 1, is_server, std::move(choice.profile), std::move(choice.freedom),
+                        std::move(choice.plan));
+    }
+  }
+  const int devices = request.ranks - 1;
+  return train::run_experiment(config, mpi, config.text("output.file"), k == 0 ? started : train::now_stamp(),
+                               request.args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
+                               [&](trace::ResultsFile& results) {
+                                 if (plan) results.write_plan(*plan);
+                                 record_privacy(config, devices, results);
+                               },
+                               replanner ? &*replanner : nullptr);
+}
+
+// Every repeat in turn; the first that does not succeed ends the command.
+int run_repeats(RunRequest& request, const net::MpiSession& mpi, const train::RunStamp& started) {
+  const bool is_server = mpi.rank() == 0;
+  if (request.repeats.empty()) request.repeats = {*request.config};  // --resume: the one stored run
+  const std::size_t n = request.repeats.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (n > 1 && is_server) {
+      std::cout << "cmlbed: repeat " << k + 1 << " of " << n << ": experiment.seed = "
+                << request.repeats[k].text("experiment.seed") << ", writing "
+                << request.repeats[k].text("output.file") << std::endl;
+    }
+    const int status = run_repeat(request, k, mpi, started);
+    if (status != 0) {
+      if (is_server && k + 1 < n) {
+        std::cerr << "cmlbed: repeat " << k + 1 << " of " << n << " ended with status " << status
+                  << "; the remaining " << n - k - 1 << " were not run" << std::endl;
+      }
+      return status;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  net::MpiSession mpi(argc, argv);
+  trace::startup_clock().end(trace::StartupPhase::mpi_init);
+  const bool is_server = mpi.rank() == 0;
+  const train::RunStamp started = train::now_stamp();
+  RunRequest request;
+  request.argc = argc;
+  request.argv = argv;
+  request.ranks = mpi.size();
+  // The ranks agree on the first error so that only rank 0 reports it and every rank
+  // exits with status 2.
+  std::optional<std::string> error;
+  try {
+    check_request(request, mpi.size(), is_server, started);
   } catch (const ConfigError& e) {
     error = e.what();
   }
@@ -224,7 +317,7 @@ int run_command(int argc, char** argv) {
     if (is_server) std::cerr << "cmlbed: error: " << *error << "\n";
     return 2;
   }
-  if (args.help) {
+  if (request.args.help) {
     if (is_server) {
       std::cout << "Usage: mpirun -np N cmlbed run --config FILE [--section.key=value ...] "
                    "[--repeats N] [--dry-run [--ranks N]]\n"
@@ -234,71 +327,9 @@ int run_command(int argc, char** argv) {
     }
     return 0;
   }
-
-  if (args.dry_run) {
-    if (!is_server) return 0;
-    try {
-      print_run_plan(*config, ranks - 1, std::cout);
-      if (repeats.size() > 1) {
-        std::cout << "note: --repeats " << repeats.size() << " runs this plan with experiment.seed = "
-                  << repeats.front().text("experiment.seed") << ".." << repeats.back().text("experiment.seed")
-                  << ", writing " << repeats.front().text("output.file") << " .. "
-                  << repeats.back().text("output.file") << "\n";
-      }
-      if (planning) {
-        std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
-                     "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
-                     "in their place\n";
-      }
-    } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
-      std::cerr << "cmlbed: error: " << e.what() << "\n";
-      return 2;
-    }
-    return 0;
-  }
-  if (repeats.empty()) repeats = {*config};  // --resume: the one stored run
-  // One repeat: plan it (auto) and run it. Returns the exit status.
-  const auto run_repeat = [&](std::size_t k) {
-    config = repeats[k];
-    std::optional<trace::ResultsFile::PlanTable> plan;
-    std::optional<train::Replanner> replanner;
-    if (planning) {
-      // Each seed is planned on its own: profiling is part of the method's cost and
-      // varies with the host as the rounds do.
-      AutoChoice choice = choose_auto(*config, file_settings, auto_repeats[k], ranks - 1, is_server);
-      config = Config::resolve(file_settings, choice.cli_settings);
-      validate_config(*config, ranks, /*check_output=*/false);
-      plan = std::move(choice.table);
-      if (config->text("plan.replan") == "on_change") {
-        replanner.emplace(*config, ranks - 1, is_server, std::move(choice.profile), std::move(choice.freedom),
-                          std::move(choice.plan));
-      }
-    }
-    return train::run_experiment(*config, mpi, config->text("output.file"), k == 0 ? started : train::now_stamp(),
-                                 args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
-                                 [&](trace::ResultsFile& results) {
-                                   if (plan) results.write_plan(*plan);
-                                   record_privacy(*config, ranks - 1, results);
-                                 },
-                                 replanner ? &*replanner : nullptr);
-  };
+  if (request.args.dry_run) return is_server ? print_dry_run(request) : 0;
   try {
-    for (std::size_t k = 0; k < repeats.size(); ++k) {
-      if (repeats.size() > 1 && is_server) {
-        std::cout << "cmlbed: repeat " << k + 1 << " of " << repeats.size() << ": experiment.seed = "
-                  << repeats[k].text("experiment.seed") << ", writing " << repeats[k].text("output.file")
-                  << std::endl;
-      }
-      const int status = run_repeat(k);
-      if (status != 0) {
-        if (is_server && k + 1 < repeats.size()) {
-          std::cerr << "cmlbed: repeat " << k + 1 << " of " << repeats.size() << " ended with status " << status
-                    << "; the remaining " << repeats.size() - k - 1 << " were not run" << std::endl;
-        }
-        return status;
-      }
-    }
-    return 0;
+    return run_repeats(request, mpi, started);
   } catch (const ConfigError& e) {
     // Found by every rank alike before any work (agreed): no abort needed.
     if (is_server) std::cerr << "cmlbed: error: " << e.what() << "\n";

@@ -63,7 +63,8 @@ OptionSpec drawn_per_device(OptionSpec spec) {
   return spec;
 }
 
-std::vector<OptionSpec> build_table() {
+// Options of the run: [experiment], [model], [data].
+std::vector<OptionSpec> run_options() {
   return {
       // [experiment]
       choice("experiment.method", default_method(), method_names(), method_help()),
@@ -120,7 +121,12 @@ std::vector<OptionSpec> build_table() {
       bounded(option("data.synthetic_test", T::integer, "1000", "samples",
                      "test samples of the synthetic dataset"),
               1, 1e8),
+  };
+}
 
+// Options of training: [train], [sl].
+std::vector<OptionSpec> training_options() {
+  return {
       // [train]
       bounded(option("train.batch_size", T::integer, "32", "samples",
                      "mini-batch size on each device"),
@@ -176,7 +182,12 @@ std::vector<OptionSpec> build_table() {
                      "label-skewed shards collapse to a constant prediction "
                      "(docs/optimizer-state.md)"),
               0, 1e9),
+  };
+}
 
+// Options of pipar and the planner: [pipar], [plan].
+std::vector<OptionSpec> planning_options() {
+  return {
       // [pipar]
       per_device(autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
                                          "micro-batches each mini-batch is cut into (pipar only); "
@@ -208,7 +219,12 @@ std::vector<OptionSpec> build_table() {
              "trace changed a link (at the first such round that averages the models), "
              "re-splitting the model if the new plan is predicted 1% faster; off: one plan "
              "before round 1, simulating the traces from the start (docs/planning.md)"),
+  };
+}
 
+// Options of AdaSplit, links and devices: [adasplit], [network], [devices], [transfer].
+std::vector<OptionSpec> network_options() {
+  return {
       // [adasplit] (docs/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",
                      "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
@@ -282,7 +298,12 @@ std::vector<OptionSpec> build_table() {
       option("transfer.compute", T::duration, "0ms", "duration",
              "CPU time each device computes per round before sending (stretched by "
              "devices.slowdown)"),
+  };
+}
 
+// Options of [privacy], [evaluation], [output].
+std::vector<OptionSpec> privacy_and_output_options() {
+  return {
       // [privacy] (docs/privacy.md)
       choice("privacy.mechanism", "none", {"none", "gaussian", "laplace"},
              "differential privacy: split methods clip every sample's uploaded activation "
@@ -322,6 +343,15 @@ std::vector<OptionSpec> build_table() {
                      "last, for `cmlbed run --resume`; 0 = never"),
               0, 1e9),
   };
+}
+
+std::vector<OptionSpec> build_table() {
+  std::vector<OptionSpec> table;
+  for (auto part : {run_options, training_options, planning_options, network_options, privacy_and_output_options}) {
+    std::vector<OptionSpec> options = part();
+    table.insert(table.end(), std::make_move_iterator(options.begin()), std::make_move_iterator(options.end()));
+  }
+  return table;
 }
 
 }  // namespace
