@@ -279,7 +279,7 @@ const std::string& Config::text(const std::string& name, int device) const {
 std::int64_t Config::integer(const std::string& name, int device) const {
   const std::string& value = text(name, device);
   if (value == "auto") {
-    throw std::logic_error(name + " = auto is chosen by the planner before the run (cli::choose_auto); "
+    throw std::logic_error(name + " = auto is chosen by the planner before the run (docs/planning.md); "
                            "it has no value to read yet");
   }
   return std::stoll(value);

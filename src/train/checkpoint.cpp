@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <optional>
 
+#include "cmlbed/base/run_stamp.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/trace/checkpoint_file.hpp"
-#include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/state_archive.hpp"
 
 namespace cmlbed::train {

@@ -1,7 +1,6 @@
 #include "cmlbed/train/experiment.hpp"
 
 // A run's phases (run_state.hpp), in order, and the results file's root attributes.
-#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,16 +30,6 @@ trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_s
     info.clock_uncertainty_ns.push_back(clock.uncertainty_ns);
   }
   return info;
-}
-
-RunStamp now_stamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char iso[32], compact[32];
-  std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  std::strftime(compact, sizeof compact, "%Y%m%d-%H%M%S", &utc);
-  return {iso, compact};
 }
 
 RunState::RunState(const Config& run_config, const net::MpiSession& session, std::string file, RunStart mode)

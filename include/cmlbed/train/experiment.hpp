@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cmlbed/base/run_stamp.hpp"
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/mpi_session.hpp"
@@ -11,11 +12,8 @@
 
 namespace cmlbed::train {
 
-struct RunStamp {
-  std::string iso;      // 2026-11-29T22:25:28Z, for the results file
-  std::string compact;  // 20261129-222528, for default file names
-};
-RunStamp now_stamp();
+using cmlbed::now_stamp;
+using cmlbed::RunStamp;
 
 // The root attributes of a run's results file. A simulated run (`cmlbed simulate`) has
 // no hosts and zero clock offsets.
