@@ -1,19 +1,25 @@
-// The /rounds column list, and docs/results-format.md checked against what the writer
-// stores, so that the documentation cannot drift from the file: the /rounds table
-// against round_columns(), the events table and enum tables against a written file.
+// The column lists of the results file's tables (/rounds, the events, /plan and
+// /plan/replans), and docs/results-format.md checked against what the writer stores, so
+// that the documentation cannot drift from the file: the /rounds table against
+// round_columns(), the events table and enum tables against a written file.
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cmlbed/trace/event_columns.hpp"
 #include "cmlbed/trace/hdf5_handles.hpp"
+#include "cmlbed/trace/plan_columns.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/trace/round_columns.hpp"
 
@@ -56,6 +62,101 @@ TEST(ResultsRoundColumns, TypesAndShapesFollowTheRecordMembers) {
   for (const RoundColumn& column : round_columns()) {
     const std::size_t element = column.type() == ColumnType::int32 ? 4 : 8;
     EXPECT_EQ(column.bytes(5), column.per_rank() ? 5 * element : element) << column.name;
+  }
+}
+
+// --- the events, /plan and /plan/replans -----------------------------------------------
+
+TEST(ResultsEventColumns, AreEventsMembersInFileOrder) {
+  std::vector<std::string> names;
+  std::vector<std::size_t> offsets;
+  std::vector<bool> enums;
+  for (const EventColumn& column : event_columns()) {
+    names.emplace_back(column.name);
+    offsets.push_back(column.offset());
+    enums.push_back(column.enum_names() != nullptr);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind",
+                                             "message", "peer", "bytes", "t_start_ns",
+                                             "t_end_ns"}));
+  EXPECT_EQ(offsets, (std::vector<std::size_t>{
+                         offsetof(Event, round), offsetof(Event, batch),
+                         offsetof(Event, micro_batch), offsetof(Event, lane),
+                         offsetof(Event, kind), offsetof(Event, message), offsetof(Event, peer),
+                         offsetof(Event, bytes), offsetof(Event, t_start_ns),
+                         offsetof(Event, t_end_ns)}));
+  EXPECT_EQ(enums, (std::vector<bool>{false, false, false, true, true, true, false, false, false,
+                                      false}));
+  EXPECT_EQ(event_columns()[4].enum_names(), &event_kind_names());
+}
+
+// A file of one rank, for the tests that write tables into it.
+class ResultsPlanColumns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = ::testing::TempDir() + "cmlbed_plan_XXXXXX";
+    ASSERT_NE(::mkdtemp(directory_.data()), nullptr);
+    path_ = directory_ + "/plan.h5";
+  }
+  void TearDown() override {
+    ::unlink(path_.c_str());
+    ::rmdir(directory_.c_str());
+  }
+  ResultsFile create() const {
+    RunInfo info;
+    info.mpi_size = 1;
+    info.clock_offsets_ns = {0};
+    info.clock_uncertainty_ns = {0};
+    return ResultsFile(path_, false, info);
+  }
+
+  std::string directory_;
+  std::string path_;
+};
+
+TEST_F(ResultsPlanColumns, EveryPlanColumnIsAFloat64DatasetOfItsName) {
+  ResultsFile::PlanTable plan;
+  double next = 1;
+  for (const PlanColumn& column : plan_columns()) {
+    plan.*column.values = {next, next + 0.5};
+    next += 1;
+  }
+  plan.profile_json = "{}";
+  {
+    ResultsFile results = create();
+    results.write_plan(plan);
+    results.close();
+  }
+  for (const PlanColumn& column : plan_columns()) {
+    EXPECT_EQ(ResultsFile::read_float64_dataset(path_, std::string("/plan/") + column.name),
+              plan.*column.values)
+        << column.name;
+  }
+}
+
+TEST_F(ResultsPlanColumns, EveryReplanColumnIsAFloat64DatasetOfItsNameAndAsLongAsRound) {
+  ResultsFile::ReplanTable table;
+  double next = 1;
+  for (const ReplanColumn& column : replan_columns()) {
+    table.*column.values = {next, NAN};
+    next += 1;
+  }
+  ResultsFile results = create();
+  results.write_replans(table);
+  results.flush();
+  for (const ReplanColumn& column : replan_columns()) {
+    const std::vector<double> stored =
+        ResultsFile::read_float64_dataset(path_, std::string("/plan/replans/") + column.name);
+    ASSERT_EQ(stored.size(), 2u) << column.name;
+    EXPECT_EQ(stored[0], (table.*column.values)[0]) << column.name;
+    EXPECT_TRUE(std::isnan(stored[1])) << column.name;
+  }
+  table.changed.pop_back();
+  try {
+    results.write_replans(table);
+    FAIL() << "a column shorter than round was accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()), "write_replans: column changed has 1 rows, round has 2");
   }
 }
 

@@ -175,7 +175,10 @@ class ResultsFile {
  private:
   struct Impl;
   explicit ResultsFile(std::unique_ptr<Impl> impl);
-  Impl& open_impl() const;  // throws std::logic_error after close() or a move
+  // The open file; throws std::logic_error after close() or a move. Also switches off
+  // HDF5's printing of error stacks on the calling thread, so that every method that
+  // touches the file starts with this one call.
+  Impl& open_impl() const;
   std::unique_ptr<Impl> impl_;
 };
 
