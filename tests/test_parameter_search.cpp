@@ -1,4 +1,4 @@
-// The planner (train::search_plan) on a hand-made profile of LeNet with paced devices:
+// The planner (planning::search_plan) on a hand-made profile of LeNet with paced devices:
 // alike devices get the best uniform pair and no refinement; devices that differ get a
 // plan no single device can improve (checked here by trying every change), never worse
 // than the best uniform pair; values the user fixed are kept.
@@ -13,9 +13,9 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
-#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
 namespace {
 
 std::vector<RawSetting> base_settings() {
@@ -175,4 +175,4 @@ TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
 }
 
 }  // namespace
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

@@ -9,16 +9,16 @@
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/train/experiment.hpp"
-#include "cmlbed/train/parameter_search.hpp"
-#include "cmlbed/train/replanning.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planning/replanning.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
 namespace cmlbed::cli {
 namespace {
 
-std::string row(const train::PlanCandidate& c, const char* mark) {
+std::string row(const planning::PlanCandidate& c, const char* mark) {
   char text[160];
   std::snprintf(text, sizeof text, "%5zu %5d %12.4f %14.1f %14.1f %12.3f %s", c.split, c.micro_batches, c.round_s,
                 c.server_idle * 100, c.device_idle * 100, static_cast<double>(c.bytes) / 1e6, mark);
@@ -44,16 +44,16 @@ int plan_command(int argc, char** argv) {
     }
     const Config config = simulation_config(args, started.compact, /*check_output=*/false);
     const plan::Profile profile = simulation_profile(config, args, "plan");
-    const train::PlanResult result =
-        train::search_plan(config, profile, train::device_sample_counts(config, *args.devices), {},
-                           train::first_plan_links_held_at(config));
+    const planning::PlanResult result =
+        planning::search_plan(config, profile, planning::device_sample_counts(config, *args.devices), {},
+                           planning::first_plan_links_held_at(config));
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
               << *args.devices << " devices (round time: the simulated second round)\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";
     for (std::size_t i = 0; i < result.candidates.size(); ++i) {
       std::cout << row(result.candidates[i], i == result.best ? "<- chosen" : "") << "\n";
     }
-    const train::PlanCandidate& best = result.candidates[result.best];
+    const planning::PlanCandidate& best = result.candidates[result.best];
     std::cout << "chosen: split " << best.split << ", " << best.micro_batches << " micro-batches, predicted round "
               << best.round_s << " s\n"
               << "the PiPar authors' closed form at split " << best.split << ": " << result.closed_form_micro_batches

@@ -14,7 +14,7 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/validate.hpp"
-#include "cmlbed/train/profiler.hpp"
+#include "cmlbed/planning/profiler.hpp"
 #include "commands.hpp"
 #include "run_arguments.hpp"
 
@@ -26,7 +26,7 @@ namespace {
 struct ProfileArguments {
   std::string config_file;
   std::string output = "profile.json";
-  train::ProfilerSettings settings;
+  planning::ProfilerSettings settings;
   bool help = false;
   std::vector<RawSetting> overrides;
 };
@@ -126,7 +126,7 @@ int profile_command(int argc, char** argv) {
     return 0;
   }
   try {
-    const plan::Profile profile = train::profile_ranks(*config, MPI_COMM_WORLD, args.settings);
+    const plan::Profile profile = planning::profile_ranks(*config, MPI_COMM_WORLD, args.settings);
     if (is_server) {
       plan::write_profile(args.output, profile);
       print_summary(profile, args.output, std::cout);

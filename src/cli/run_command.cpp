@@ -16,16 +16,17 @@
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/planning/auto_plan.hpp"
+#include "cmlbed/planning/replanning.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
-#include "commands.hpp"
-#include "auto_plan.hpp"
 #include "cmlbed/train/privacy.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "commands.hpp"
 #include "run_arguments.hpp"
 #include "run_plan.hpp"
 
@@ -141,7 +142,7 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
 // releases, as root attributes (docs/privacy.md).
 void record_privacy(const Config& config, int devices, trace::ResultsFile& results) {
   if (config.text("privacy.mechanism") != "gaussian") return;
-  const std::int64_t releases = train::privacy_releases(config, train::device_sample_counts(config, devices));
+  const std::int64_t releases = train::privacy_releases(config, planning::device_sample_counts(config, devices));
   const double delta = config.real("privacy.delta");
   results.set_root_number("privacy_releases", static_cast<double>(releases));
   results.set_root_number("privacy_delta", delta);
@@ -174,10 +175,10 @@ struct RunRequest {
 void check_new_run(RunRequest& request, bool is_server, const train::RunStamp& started) {
   RunArguments& args = request.args;
   request.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-  request.planning = wants_auto(request.file_settings, args.settings);
+  request.planning = planning::wants_auto(request.file_settings, args.settings);
   if (request.planning) {
     request.auto_settings = args.settings;
-    args.settings = with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
+    args.settings = planning::with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
   }
   request.config = Config::resolve(request.file_settings, args.settings);
   if (is_server && request.config->text("output.file").empty()) {
@@ -195,7 +196,7 @@ void check_new_run(RunRequest& request, bool is_server, const train::RunStamp& s
     validate_config(request.repeats.back(), request.ranks, /*check_output=*/is_server && !args.dry_run);
   }
   request.config = request.repeats.front();
-  if (!request.planning) refuse_replan_without_auto(*request.config);
+  if (!request.planning) planning::refuse_replan_without_auto(*request.config);
 }
 
 // Every rank parses and validates the same inputs (ConfigError for bad ones).
@@ -245,12 +246,12 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   const bool is_server = mpi.rank() == 0;
   Config config = request.repeats[k];
   std::optional<trace::ResultsFile::PlanTable> plan;
-  std::optional<train::Replanner> replanner;
+  std::optional<planning::Replanner> replanner;
   if (request.planning) {
     // Each seed is planned on its own: profiling is part of the method's cost and varies
     // with the host as the rounds do.
-    AutoChoice choice =
-        choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server);
+    planning::AutoChoice choice =
+        planning::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server);
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);

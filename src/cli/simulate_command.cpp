@@ -18,12 +18,12 @@
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/experiment.hpp"
-#include "cmlbed/train/parameter_search.hpp"
-#include "cmlbed/train/profiler.hpp"
-#include "cmlbed/train/replanning.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planning/profiler.hpp"
+#include "cmlbed/planning/replanning.hpp"
 #include "cmlbed/train/round_report.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
-#include "auto_plan.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
+#include "cmlbed/planning/auto_plan.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
@@ -39,12 +39,12 @@ namespace {
 // the run's planning and re-split take between the rounds.
 std::vector<plan::SimulatedRound> simulate_replanning(const Config& config, const plan::Profile& profile,
                                                       const std::vector<std::size_t>& samples,
-                                                      plan::SimulationInput& input, train::Replanner& replanner) {
+                                                      plan::SimulationInput& input, planning::Replanner& replanner) {
   std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   for (int r = 0; r + 1 < static_cast<int>(rounds.size()); ++r) {
-    const train::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
+    const planning::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
     if (!outcome.adopted) continue;
-    input.later_plans.push_back({r + 1, train::plan_input(config, profile, samples, *outcome.adopted).devices});
+    input.later_plans.push_back({r + 1, planning::plan_input(config, profile, samples, *outcome.adopted).devices});
     rounds = plan::simulate(input);
   }
   return rounds;
@@ -54,10 +54,10 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
              const SimulationChoice& chosen, const train::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
-  const train::SampleCounts samples = train::sample_counts(config, devices);
-  plan::SimulationInput input = train::simulation_input(config, profile, samples.devices);
-  input.evaluation_s = train::evaluation_seconds(config, profile, samples.test, devices);
-  std::optional<train::Replanner> replanner;
+  const planning::SampleCounts samples = planning::sample_counts(config, devices);
+  plan::SimulationInput input = planning::simulation_input(config, profile, samples.devices);
+  input.evaluation_s = planning::evaluation_seconds(config, profile, samples.test, devices);
+  std::optional<planning::Replanner> replanner;
   if (chosen.table && config.text("plan.replan") == "on_change") {
     replanner.emplace(config, devices, /*is_server=*/true, profile, chosen.freedom, chosen.plan);
   }
@@ -109,7 +109,7 @@ int simulate_command(int argc, char** argv) {
     // With auto: a probe configuration (placeholders) to profile, then the planner's
     // choice from that profile, as `cmlbed run` makes it before round 1.
     const Config probe = simulation_config(args, started.compact, /*check_output=*/true);
-    if (!args.auto_settings) refuse_replan_without_auto(probe);
+    if (!args.auto_settings) planning::refuse_replan_without_auto(probe);
     const plan::Profile profile = simulation_profile(probe, args, "simulate");
     const SimulationChoice chosen = simulation_choice(probe, profile, args, started.compact);
     return simulate(chosen.config, args, profile, chosen, started);

@@ -9,8 +9,8 @@
 #include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/setup/validate.hpp"
-#include "cmlbed/train/profiler.hpp"
-#include "auto_plan.hpp"
+#include "cmlbed/planning/profiler.hpp"
+#include "cmlbed/planning/auto_plan.hpp"
 #include "run_arguments.hpp"
 
 namespace po = boost::program_options;
@@ -71,11 +71,11 @@ Config simulation_config(SimulateArguments& args, const std::string& stamp, bool
     args.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
   }
   const std::vector<RawSetting>& file_settings = *args.file_settings;
-  if (!args.auto_settings && wants_auto(file_settings, args.settings)) {
+  if (!args.auto_settings && planning::wants_auto(file_settings, args.settings)) {
     // Placeholders that pass the checks: plan searches every split and micro-batch count
     // anyway, simulate plans them once it has its profile (simulation_choice).
     args.auto_settings = args.settings;
-    args.settings = with_autos_replaced(file_settings, args.settings, 1, 1);
+    args.settings = planning::with_autos_replaced(file_settings, args.settings, 1, 1);
   }
   Config config = Config::resolve(file_settings, args.settings);
   if (config.text("output.file").empty()) {
@@ -96,13 +96,13 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
     }
   }
   std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
-  return train::profile_in_process(config, train::ProfilerSettings{});
+  return planning::profile_in_process(config, planning::ProfilerSettings{});
 }
 
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp) {
   if (!args.auto_settings) return {probe, std::nullopt, {}, {}};
-  AutoChoice choice = choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
+  planning::AutoChoice choice = planning::choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
   args.settings = choice.cli_settings;
   // The probe's default output.file, so that the choice does not move it.
   if (std::none_of(args.settings.begin(), args.settings.end(),

@@ -10,7 +10,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
 
 namespace cmlbed::cli {
 
@@ -49,7 +49,7 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
 struct SimulationChoice {
   Config config;
   std::optional<trace::ResultsFile::PlanTable> table;
-  std::vector<train::DeviceFreedom> freedom;
+  std::vector<planning::DeviceFreedom> freedom;
   std::vector<train::DeviceChoice> plan;
 };
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,

@@ -17,6 +17,7 @@
 
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/model/weight_masks.hpp"
+#include "cmlbed/train/adasplit_costs.hpp"
 #include "cmlbed/train/contrastive_objective.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/privacy.hpp"
@@ -26,31 +27,6 @@
 namespace cmlbed::train {
 
 class StateDescription;
-
-struct AdaSplitSettings {
-  int local_rounds = 0;  // floor(local_fraction x rounds)
-  int selected = 3;
-  OrchestratorPolicy policy = OrchestratorPolicy::ucb;
-  double discount = 0.75;
-  double temperature = 0.07;
-  double l1 = 1e-4;
-  std::int64_t embedding_dim = 64;
-  std::int64_t head_channels = 128;
-};
-AdaSplitSettings adasplit_settings(const Config& config);
-
-// The FLOPs AdaSplit's compute stages count for a batch of n samples (the runtime's
-// stages and the schedule simulator use these same figures).
-// Device: its part, the projection head (forward `head_forward` per sample; backward its
-// weight and input gradients, 2x) and the contrastive loss over the batch.
-double adasplit_device_forward_flops(const model::PartCost& device, double head_forward, std::int64_t n,
-                                     std::int64_t embedding_dim);
-double adasplit_device_backward_flops(const model::PartCost& device, double head_forward, std::int64_t n,
-                                      std::int64_t embedding_dim);
-// Server: its part (no gradient goes back, so none for its input) and the elementwise
-// mask work per entry.
-double adasplit_server_forward_flops(const model::PartCost& server, std::int64_t mask_entries, std::int64_t n);
-double adasplit_server_backward_flops(const model::PartCost& server, std::int64_t mask_entries, std::int64_t n);
 
 class AdaSplit : public Method {
  public:

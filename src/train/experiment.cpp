@@ -53,7 +53,7 @@ RoundContext RunState::context_of(int round) const {
 
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode,
-                   const std::function<void(trace::ResultsFile&)>& on_created, Replanner* replanner) {
+                   const std::function<void(trace::ResultsFile&)>& on_created, PlanChanges* replanner) {
   RunState run(config, mpi, output_file, mode);
   model::set_intra_op_threads(run.compute_threads);
   trace::startup_clock().end(trace::StartupPhase::libtorch);

@@ -10,7 +10,7 @@ namespace cmlbed::train {
 void ReplanHook::after_evaluation(RunState& run, const RoundContext& context) {
   // A re-split's transfers go with this round's events (after its end, like the
   // evaluation's).
-  const Replanner::Outcome outcome =
+  const PlanChanges::Outcome outcome =
       replanner_.after_round(context.round, run.timeline->now_ns() - run.links_start, run.control.get());
   checked_ = outcome.checked;
   try {

@@ -3,7 +3,7 @@
 // and checkpoints hook into the round loop (round_loop.cpp) here, each on its own.
 #include <cstdint>
 
-#include "cmlbed/train/replanning.hpp"
+#include "cmlbed/train/plan_changes.hpp"
 #include "run_state.hpp"
 
 namespace cmlbed::train {
@@ -23,12 +23,12 @@ class RoundHook {
 // plan, applies an adopted one, and keeps the replans table in the results file.
 class ReplanHook : public RoundHook {
  public:
-  explicit ReplanHook(Replanner& replanner) : replanner_(replanner) {}
+  explicit ReplanHook(PlanChanges& replanner) : replanner_(replanner) {}
   void after_evaluation(RunState& run, const RoundContext& context) override;
   void after_recorded(RunState& run, int round) override;
 
  private:
-  Replanner& replanner_;
+  PlanChanges& replanner_;
   bool checked_ = false;  // this round's check ran: its row goes into the file
 };
 

@@ -43,7 +43,7 @@ struct RankProfile {
   double wake_s = 0;
   double seconds = 0;                    // this rank's profiling took (0 when it shared)
   int measured_by = 0;                   // the rank whose measurement this is (JSON: optional,
-                                         // default: this rank); see train::profile_ranks
+                                         // default: this rank); see planning::profile_ranks
 };
 
 // How well piecewise-linear interpolation between the measured batch sizes predicts a

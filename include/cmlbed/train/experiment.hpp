@@ -8,7 +8,7 @@
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/train/replanning.hpp"
+#include "cmlbed/train/plan_changes.hpp"
 
 namespace cmlbed::train {
 
@@ -34,10 +34,10 @@ enum class RunStart { fresh, resume };
 // run, to add what came before the run (the planner's choice) or depends on its
 // configuration as it now is (the privacy figure over its rounds).
 // `replanner` (plan.replan = on_change): asked after every round's evaluation whether to
-// change the plan (replanning.hpp); a run that re-plans writes no checkpoints.
+// change the plan (plan_changes.hpp); a run that re-plans writes no checkpoints.
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode = RunStart::fresh,
                    const std::function<void(trace::ResultsFile&)>& on_created = {},
-                   Replanner* replanner = nullptr);
+                   PlanChanges* replanner = nullptr);
 
 }  // namespace cmlbed::train

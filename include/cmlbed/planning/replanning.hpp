@@ -17,10 +17,13 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
 #include "cmlbed/train/device_choice.hpp"
-#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/train/plan_changes.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
+
+using train::DeviceChoice;
 
 constexpr double kReplanGain = 0.01;
 
@@ -28,21 +31,17 @@ constexpr double kReplanGain = 0.01;
 // a run that re-plans, never otherwise (search_plan's links_held_at_ns).
 std::optional<std::int64_t> first_plan_links_held_at(const Config& config);
 
-class Replanner {
+class Replanner : public train::PlanChanges {
  public:
   // `plan`: the plan in force, made for the links at time 0. `profile` and `freedom`
   // (what the planner may choose, per device) matter on the server only.
   Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
             std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan);
 
-  struct Outcome {
-    bool checked = false;                            // the planner ran (rank 0 added rows)
-    std::optional<std::vector<DeviceChoice>> adopted;  // the new plan, on every rank
-  };
   // Collective on `comm`, after round `round` (0-based) and its evaluation.
   // `links_elapsed_ns`: how long the links have run (the server's figure counts). The
   // server plans and prints one line when it does.
-  Outcome after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm);
+  Outcome after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm) override;
 
   // The server's part of after_round, in one process (`cmlbed simulate`): checks the links
   // after round `round` and plans again when they moved; an adopted plan is in force from
@@ -50,7 +49,7 @@ class Replanner {
   Outcome check(int round, std::int64_t links_elapsed_ns);
 
   // The server's checks so far, for the results file.
-  const trace::ResultsFile::ReplanTable& table() const { return table_; }
+  const trace::ResultsFile::ReplanTable& table() const override { return table_; }
 
  private:
   struct Rates {
@@ -73,4 +72,4 @@ class Replanner {
   trace::ResultsFile::ReplanTable table_;
 };
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

@@ -1,10 +1,13 @@
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
 #include <algorithm>
 #include <functional>
 #include <map>
 
-#include "adasplit.hpp"
+#include "cmlbed/train/adasplit_costs.hpp"
+#include "cmlbed/train/contrastive_objective.hpp"
+#include "cmlbed/model/split_model.hpp"
+#include "cmlbed/model/weight_masks.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/data/partition.hpp"
@@ -14,7 +17,21 @@
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/orchestrator.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
+
+using train::TrainingSettings;
+using train::training_settings;
+using train::step_flops;
+using train::batches_per_round;
+using train::AdaSplitSettings;
+using train::adasplit_settings;
+using train::ProjectionHead;
+using train::adasplit_device_forward_flops;
+using train::adasplit_device_backward_flops;
+using train::adasplit_server_forward_flops;
+using train::adasplit_server_backward_flops;
+using train::Orchestrator;
+
 namespace {
 
 // Layers [first, last) at 0..batch samples, timed from `rank`'s profile (stretched by
@@ -248,4 +265,4 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   return input;
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

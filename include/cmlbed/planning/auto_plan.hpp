@@ -1,7 +1,7 @@
 #pragma once
 // `model.split = auto` / `pipar.micro_batches = auto` in `cmlbed run`: before round 1
 // the ranks profile (or read plan.profile), rank 0 searches every candidate with the
-// schedule simulator (train::search_plan), and the choice replaces the autos, so that the
+// schedule simulator (planning::search_plan), and the choice replaces the autos, so that the
 // run, its checks and the configuration stored in its results file hold real values.
 #include <optional>
 #include <vector>
@@ -9,9 +9,9 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
 
-namespace cmlbed::cli {
+namespace cmlbed::planning {
 
 // Whether any setting (global or in a [device.K] section) asks for auto.
 bool wants_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings);
@@ -31,7 +31,7 @@ struct AutoChoice {
   trace::ResultsFile::PlanTable table;   // for the results file
   // For re-planning (plan.replan): what the planner may choose per device, the plan per
   // device (every rank), and the profile it planned from (rank 0).
-  std::vector<train::DeviceFreedom> freedom;
+  std::vector<DeviceFreedom> freedom;
   std::vector<train::DeviceChoice> plan;
   plan::Profile profile;
 };
@@ -49,4 +49,4 @@ AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
                             const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
                             int devices);
 
-}  // namespace cmlbed::cli
+}  // namespace cmlbed::planning

@@ -1,4 +1,4 @@
-#include "auto_plan.hpp"
+#include "cmlbed/planning/auto_plan.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,12 +10,12 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
-#include "cmlbed/train/parameter_search.hpp"
-#include "cmlbed/train/profiler.hpp"
-#include "cmlbed/train/replanning.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planning/profiler.hpp"
+#include "cmlbed/planning/replanning.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
-namespace cmlbed::cli {
+namespace cmlbed::planning {
 namespace {
 
 constexpr const char* kSplit = "model.split";
@@ -102,7 +102,7 @@ namespace {
 
 // What the planner may choose per device: its own split / micro-batch count where they
 // are not auto (ConfigError for a method with nothing to choose).
-std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vector<RawSetting>& file_settings,
+std::vector<planning::DeviceFreedom> freedom_of(const Config& probe, const std::vector<RawSetting>& file_settings,
                                              const std::vector<RawSetting>& cli_settings, int devices) {
   const MethodTraits& method = method_traits(probe.text("experiment.method"));
   if (!method.plannable) {
@@ -110,9 +110,9 @@ std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vec
                       " (the planner chooses their split point and micro-batches); experiment.method = " +
                       method.name);
   }
-  std::vector<train::DeviceFreedom> freedom(static_cast<std::size_t>(devices));
+  std::vector<planning::DeviceFreedom> freedom(static_cast<std::size_t>(devices));
   for (int d = 1; d <= devices; ++d) {
-    train::DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
+    planning::DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
     if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = static_cast<std::size_t>(probe.integer(kSplit, d));
     if (!is_auto_for(file_settings, cli_settings, kMicroBatches, d)) {
       f.micro_batches = static_cast<int>(probe.integer(kMicroBatches, d));
@@ -127,14 +127,14 @@ std::vector<train::DeviceFreedom> freedom_of(const Config& probe, const std::vec
 // The search (rank 0's part): fills `table`, prints one line per device and a summary,
 // and returns the best uniform (split, m), then each device's (split, m).
 std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile& profile,
-                                        const std::vector<train::DeviceFreedom>& freedom, double profiled_s,
+                                        const std::vector<planning::DeviceFreedom>& freedom, double profiled_s,
                                         std::chrono::steady_clock::time_point started,
                                         trace::ResultsFile::PlanTable& table) {
   const int devices = static_cast<int>(freedom.size());
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
-  const train::PlanResult result = train::search_plan(probe, profile, train::device_sample_counts(probe, devices),
-                                                      freedom, train::first_plan_links_held_at(probe));
-  const train::PlanCandidate& best = result.candidates[result.best];
+  const planning::PlanResult result = planning::search_plan(probe, profile, planning::device_sample_counts(probe, devices),
+                                                      freedom, planning::first_plan_links_held_at(probe));
+  const planning::PlanCandidate& best = result.candidates[result.best];
   chosen[0] = static_cast<std::int64_t>(best.split);
   chosen[1] = best.micro_batches;
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
@@ -143,7 +143,7 @@ std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile
     table.device_split.push_back(static_cast<double>(result.choices[d].split));
     table.device_micro_batches.push_back(result.choices[d].micro_batches);
   }
-  for (const train::PlanCandidate& c : result.candidates) {
+  for (const planning::PlanCandidate& c : result.candidates) {
     table.split.push_back(static_cast<double>(c.split));
     table.micro_batches.push_back(c.micro_batches);
     table.round_s.push_back(c.round_s);
@@ -207,7 +207,7 @@ void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const st
 
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
-  std::vector<train::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
+  std::vector<planning::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
   const auto started = std::chrono::steady_clock::now();
   std::optional<std::string> error;
   plan::Profile profile;
@@ -215,11 +215,11 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
     if (is_server) std::cout << "plan: profiling (auto; one rank per host and thread count)" << std::endl;
     // Cheaper than `cmlbed profile`'s defaults (2 + 5 runs per figure, interpolation
     // check): planning is paid by the run it plans (docs/planning.md, overhead).
-    train::ProfilerSettings settings;
+    planning::ProfilerSettings settings;
     settings.warmup = 1;
     settings.repeats = 3;
     settings.check_interpolation = false;
-    profile = train::profile_ranks(probe, MPI_COMM_WORLD, settings);
+    profile = planning::profile_ranks(probe, MPI_COMM_WORLD, settings);
   } else if (is_server) {
     try {
       profile = plan::read_profile(probe.text("plan.profile"));
@@ -258,7 +258,7 @@ void refuse_replan_without_auto(const Config& config) {
 AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
                             const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
                             int devices) {
-  std::vector<train::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
+  std::vector<planning::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
   AutoChoice choice;
   std::vector<std::int64_t> chosen;
   try {
@@ -274,4 +274,4 @@ AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
   return choice;
 }
 
-}  // namespace cmlbed::cli
+}  // namespace cmlbed::planning

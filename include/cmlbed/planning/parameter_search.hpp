@@ -18,9 +18,11 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/train/device_choice.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
+
+using train::DeviceChoice;
 
 struct PlanCandidate {
   std::size_t split = 0;
@@ -80,4 +82,4 @@ plan::SimulationInput plan_input(const Config& config, const plan::Profile& prof
                                  const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
                                  std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

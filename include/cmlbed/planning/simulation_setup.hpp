@@ -11,7 +11,7 @@
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
 
 // Each device's share of the training set (index d-1), which sets its mini-batches, and
 // the test set's size: reads and partitions the data set as a run would.
@@ -47,4 +47,4 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
                                        const std::vector<std::size_t>& samples, const PlanOverride& override,
                                        const std::vector<model::LayerStats>& stats);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

@@ -1,4 +1,4 @@
-#include "cmlbed/train/parameter_search.hpp"
+#include "cmlbed/planning/parameter_search.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +14,14 @@
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/round_report.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
+
+using train::RoundMeasures;
+using train::make_round_record;
+using train::training_settings;
+
 namespace {
 
 // The simulation inputs of plans: every device's stage lengths at one split are built
@@ -235,4 +240,4 @@ plan::SimulationInput plan_input(const Config& config, const plan::Profile& prof
   return PlanInputs(config, profile, samples, stats, links_held_at_ns).of(plan);
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

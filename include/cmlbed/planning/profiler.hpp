@@ -8,7 +8,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
 
 struct ProfilerSettings {
   int warmup = 2;   // untimed runs before each measurement
@@ -36,4 +36,4 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
 // server and as device 1 (each with its threads), one after the other.
 plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

@@ -1,4 +1,4 @@
-#include "cmlbed/train/profiler.hpp"
+#include "cmlbed/planning/profiler.hpp"
 
 #include <unistd.h>
 
@@ -20,7 +20,15 @@
 #include "cmlbed/train/tensor_codec.hpp"
 #include "cmlbed/version.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
+
+using train::TrainingSettings;
+using train::make_optimizer;
+using train::training_settings;
+using train::weighted_average;
+using train::tensor_payload;
+using train::tensor_from;
+
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -373,4 +381,4 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
   return plan::profile_from_json(nlohmann::json::parse(whole));
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning

@@ -1,4 +1,4 @@
-#include "cmlbed/train/replanning.hpp"
+#include "cmlbed/planning/replanning.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -15,9 +15,9 @@
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/setup/derived.hpp"
-#include "cmlbed/train/simulation_setup.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::planning {
 namespace {
 
 std::string rate_text(const std::optional<double>& rate) { return rate ? format_rate(*rate) : "unshaped"; }
@@ -161,4 +161,4 @@ std::optional<std::vector<DeviceChoice>> Replanner::plan_again(int round, std::i
   return next;
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::planning
