@@ -8,7 +8,7 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/run/experiment.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
 #include "cmlbed/planning/replanning.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
@@ -28,7 +28,7 @@ std::string row(const planning::PlanCandidate& c, const char* mark) {
 }  // namespace
 
 int plan_command(int argc, char** argv) {
-  const train::RunStamp started = train::now_stamp();
+  const run::RunStamp started = run::now_stamp();
   return report_errors([&] {
     SimulateArguments args = parse_simulate_arguments("plan", argc, argv);
     if (args.help) {

@@ -23,7 +23,7 @@
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/run/experiment.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/privacy.hpp"
 #include "commands.hpp"
@@ -172,7 +172,7 @@ struct RunRequest {
 // placeholder values; the planner's choice replaces them before the run (choose_auto).
 // Every repeat is checked now, its output file included, so that the third seed cannot
 // fail after two have run.
-void check_new_run(RunRequest& request, bool is_server, const train::RunStamp& started) {
+void check_new_run(RunRequest& request, bool is_server, const run::RunStamp& started) {
   RunArguments& args = request.args;
   request.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
   request.planning = planning::wants_auto(request.file_settings, args.settings);
@@ -200,7 +200,7 @@ void check_new_run(RunRequest& request, bool is_server, const train::RunStamp& s
 }
 
 // Every rank parses and validates the same inputs (ConfigError for bad ones).
-void check_request(RunRequest& request, int mpi_size, bool is_server, const train::RunStamp& started) {
+void check_request(RunRequest& request, int mpi_size, bool is_server, const run::RunStamp& started) {
   request.args = parse_run_arguments(request.argc, request.argv);
   if (request.args.help) return;
   request.ranks = planned_ranks(request.args, mpi_size);
@@ -242,7 +242,7 @@ int print_dry_run(const RunRequest& request) {
 }
 
 // One repeat: plan it (auto) and run it. Returns the exit status.
-int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, const train::RunStamp& started) {
+int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, const run::RunStamp& started) {
   const bool is_server = mpi.rank() == 0;
   Config config = request.repeats[k];
   std::optional<trace::ResultsFile::PlanTable> plan;
@@ -261,8 +261,8 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     }
   }
   const int devices = request.ranks - 1;
-  return train::run_experiment(config, mpi, config.text("output.file"), k == 0 ? started : train::now_stamp(),
-                               request.args.resume_file.empty() ? train::RunStart::fresh : train::RunStart::resume,
+  return run::run_experiment(config, mpi, config.text("output.file"), k == 0 ? started : run::now_stamp(),
+                               request.args.resume_file.empty() ? run::RunStart::fresh : run::RunStart::resume,
                                [&](trace::ResultsFile& results) {
                                  if (plan) results.write_plan(*plan);
                                  record_privacy(config, devices, results);
@@ -271,7 +271,7 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
 }
 
 // Every repeat in turn; the first that does not succeed ends the command.
-int run_repeats(RunRequest& request, const net::MpiSession& mpi, const train::RunStamp& started) {
+int run_repeats(RunRequest& request, const net::MpiSession& mpi, const run::RunStamp& started) {
   const bool is_server = mpi.rank() == 0;
   if (request.repeats.empty()) request.repeats = {*request.config};  // --resume: the one stored run
   const std::size_t n = request.repeats.size();
@@ -299,7 +299,7 @@ int run_command(int argc, char** argv) {
   net::MpiSession mpi(argc, argv);
   trace::startup_clock().end(trace::StartupPhase::mpi_init);
   const bool is_server = mpi.rank() == 0;
-  const train::RunStamp started = train::now_stamp();
+  const run::RunStamp started = run::now_stamp();
   RunRequest request;
   request.argc = argc;
   request.argv = argv;

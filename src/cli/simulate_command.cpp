@@ -17,7 +17,7 @@
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/run/experiment.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
 #include "cmlbed/planning/profiler.hpp"
 #include "cmlbed/planning/replanning.hpp"
@@ -51,7 +51,7 @@ std::vector<plan::SimulatedRound> simulate_replanning(const Config& config, cons
 }
 
 int simulate(const Config& config, const SimulateArguments& args, const plan::Profile& profile,
-             const SimulationChoice& chosen, const train::RunStamp& started) {
+             const SimulationChoice& chosen, const run::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
   const planning::SampleCounts samples = planning::sample_counts(config, devices);
@@ -65,7 +65,7 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
       replanner ? simulate_replanning(config, profile, samples.devices, input, *replanner) : plan::simulate(input);
 
   const std::string path = config.text("output.file");
-  trace::ResultsFile results(path, config.flag("output.overwrite"), train::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
+  trace::ResultsFile results(path, config.flag("output.overwrite"), run::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
   results.mark_simulated(plan::to_json(profile).dump());
   if (chosen.table) results.write_plan(*chosen.table);
   if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
@@ -88,7 +88,7 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
 }  // namespace
 
 int simulate_command(int argc, char** argv) {
-  const train::RunStamp started = train::now_stamp();
+  const run::RunStamp started = run::now_stamp();
   SimulateArguments args;
   return report_errors([&] {
     args = parse_simulate_arguments("simulate", argc, argv);

@@ -15,7 +15,7 @@
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/base/run_stamp.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 #include "cmlbed/version.hpp"

@@ -1,8 +1,8 @@
-#include "cmlbed/train/resume_rules.hpp"
+#include "cmlbed/run/resume_rules.hpp"
 
 #include "cmlbed/config/methods.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 plan::RoundSequence round_sequence(const Config& config) {
   const MethodTraits& method = method_traits(config.text("experiment.method"));
@@ -35,4 +35,4 @@ std::optional<std::string> changed_rounds_error(const Config& stored, const Conf
          " rounds would not; start a new run of " + std::to_string(now_rounds) + " rounds instead";
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -11,11 +11,11 @@
 #include "cmlbed/trace/checkpoint_file.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/train/method_registry.hpp"
-#include "cmlbed/train/resume_rules.hpp"
+#include "cmlbed/run/resume_rules.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "run_state.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 namespace {
 
 // The method first (it loads and partitions the data), before any file exists: data
@@ -23,7 +23,7 @@ namespace {
 // configuration error, which every rank meets alike and reports as one (exit 2).
 void make_the_method(RunState& run) {
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
-    run.method = make_method(run.config, run.rank, run.devices);
+    run.method = train::make_method(run.config, run.rank, run.devices);
     return std::nullopt;
   });
   trace::startup_clock().end(trace::StartupPhase::model);
@@ -112,7 +112,7 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
   }
   records.resize(resume.keep.rounds);
   trace::ResultsFile results = trace::ResultsFile::reopen(path, resume.keep, resume.rounds_complete, config.to_ini());
-  if (!records.empty()) results.set_summary(summarize(records));
+  if (!records.empty()) results.set_summary(train::summarize(records));
   results.flush();
   return results;
 }
@@ -156,4 +156,4 @@ void start_or_resume(RunState& run, const RunStamp& started, const std::function
   open_results(run, started, on_created, std::move(clocks), std::move(hosts));
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -1,4 +1,4 @@
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/run/experiment.hpp"
 
 // A run's phases (run_state.hpp), in order, and the results file's root attributes.
 #include <optional>
@@ -11,7 +11,7 @@
 #include "cmlbed/version.hpp"
 #include "round_loop.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
                         std::vector<std::string> hosts,
@@ -53,7 +53,7 @@ RoundContext RunState::context_of(int round) const {
 
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode,
-                   const std::function<void(trace::ResultsFile&)>& on_created, PlanChanges* replanner) {
+                   const std::function<void(trace::ResultsFile&)>& on_created, train::PlanChanges* replanner) {
   RunState run(config, mpi, output_file, mode);
   model::set_intra_op_threads(run.compute_threads);
   trace::startup_clock().end(trace::StartupPhase::libtorch);
@@ -71,4 +71,4 @@ int run_experiment(const Config& config, const net::MpiSession& mpi, const std::
   return finish(run, stop, checkpointer);
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

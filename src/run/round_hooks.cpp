@@ -5,7 +5,7 @@
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/train/round_report.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 void ReplanHook::after_evaluation(RunState& run, const RoundContext& context) {
   // A re-split's transfers go with this round's events (after its end, like the
@@ -29,7 +29,7 @@ void ReplanHook::after_recorded(RunState& run, int /*round*/) {
 
 void ProgressPrinter::after_recorded(RunState& run, int /*round*/) {
   if (!run.is_server || !run.config.flag("output.progress")) return;
-  std::cout << progress_line(run.records.back(), run.rounds,
+  std::cout << train::progress_line(run.records.back(), run.rounds,
                              static_cast<double>(run.timeline->now_ns() - run.links_start) * 1e-9)
             << std::endl;
 }
@@ -53,4 +53,4 @@ void Checkpointer::write(RunState& run, int rounds_complete) {
   checkpointed_ = rounds_complete;
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -18,12 +18,19 @@
 #include "cmlbed/net/transport.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/trace/timeline.hpp"
-#include "cmlbed/train/checkpoint.hpp"
+#include "cmlbed/run/checkpoint.hpp"
 #include "cmlbed/train/evaluation.hpp"
-#include "cmlbed/train/experiment.hpp"
+#include "cmlbed/run/experiment.hpp"
 #include "cmlbed/train/method.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
+
+// The driver runs train's methods; these are the names of theirs it uses throughout.
+using train::Evaluation;
+using train::EvaluationScope;
+using train::Method;
+using train::PlanChanges;
+using train::RoundContext;
 
 struct RunState {
   RunState(const Config& config, const net::MpiSession& mpi, std::string output_file, RunStart mode);
@@ -82,4 +89,4 @@ void start_or_resume(RunState& run, const RunStamp& started, const std::function
                      bool replans);
 void set_up(RunState& run);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -13,7 +13,7 @@
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/method.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 // Rank 0's side of a checkpoint: the results file (its row counts go into the
 // checkpoint, and the checkpoint into it) and what ties the two together.
@@ -26,7 +26,7 @@ struct CheckpointTarget {
 // Saves every rank's state after `rounds_complete` rounds. `time_ns`: rank 0's run time
 // now; `elapsed_ns`: time since the run's links started. `target` is read on rank 0 only.
 // Returns the seconds it took on rank 0 (0 elsewhere).
-double write_checkpoint(Method& method, int rounds_complete, std::int64_t time_ns, std::int64_t elapsed_ns,
+double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t time_ns, std::int64_t elapsed_ns,
                         const CheckpointTarget& target, MPI_Comm control);
 
 // Where a resumed run continues; the same on every rank except `keep` (rank 0's).
@@ -44,7 +44,7 @@ struct ResumePoint {
 // methods' freshly made state is the state before round 1, and no row is kept. Throws
 // ConfigError (agreed by all ranks) for a checkpoint of another run (`started_at`, the
 // results file's, differs) or of another rank count.
-ResumePoint load_checkpoint(Method& method, const std::string& results_path, const std::string& started_at,
+ResumePoint load_checkpoint(train::Method& method, const std::string& results_path, const std::string& started_at,
                             int mpi_size, MPI_Comm control);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 bool PacedStages::any() const {
   return std::any_of(paced.begin(), paced.end(), [](double n) { return n > 0; });
@@ -53,4 +53,4 @@ std::string paced_line(const PacedStages& paced) {
   return std::string(text) + (ranks.find(',') == std::string::npos ? " " : "s ") + ranks + ")";
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

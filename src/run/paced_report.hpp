@@ -9,7 +9,7 @@
 
 #include "cmlbed/trace/results_file.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 struct PacedStages {
   // Index = rank.
@@ -32,4 +32,4 @@ void write_paced_stages(trace::ResultsFile& results, const PacedStages& paced);
 // in all, at worst 1.8x their length (devices 2, 3)".
 std::string paced_line(const PacedStages& paced);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -5,7 +5,7 @@
 #include "round_hooks.hpp"
 #include "run_state.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 // Why the rounds ended early: the signal all ranks agreed to stop for (SIGTERM, SIGINT),
 // the round it stopped (not recorded) and whether inside it or at its start.
@@ -23,4 +23,4 @@ Stop run_rounds(RunState& run, const std::vector<RoundHook*>& hooks);
 // summary; returns 0.
 int finish(RunState& run, const Stop& stop, Checkpointer& checkpointer);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -10,7 +10,7 @@
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/train/plan_changes.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 using cmlbed::now_stamp;
 using cmlbed::RunStamp;
@@ -38,6 +38,6 @@ enum class RunStart { fresh, resume };
 int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode = RunStart::fresh,
                    const std::function<void(trace::ResultsFile&)>& on_created = {},
-                   PlanChanges* replanner = nullptr);
+                   train::PlanChanges* replanner = nullptr);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

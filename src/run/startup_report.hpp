@@ -9,7 +9,7 @@
 #include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 // This rank's figures (call it at the start of round 1): the wall and the CPU seconds of
 // each start-up phase (trace::StartupPhase order), the total, and `memory`'s VmRSS, VmHWM
@@ -26,4 +26,4 @@ void write_startup(trace::ResultsFile& results, const std::vector<std::vector<do
 // 2.1 GB".
 std::string startup_line(const std::vector<std::vector<double>>& per_rank);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -6,7 +6,7 @@
 #include "cmlbed/train/plan_changes.hpp"
 #include "run_state.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 class RoundHook {
  public:
@@ -55,4 +55,4 @@ class Checkpointer : public RoundHook {
   int checkpointed_;
 };
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -11,7 +11,7 @@
 #include "paced_report.hpp"
 #include "round_loop.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 namespace {
 
 std::string rounds_text(int rounds) {
@@ -66,7 +66,7 @@ int finish_complete(RunState& run) {
     if (paced.any()) write_paced_stages(results, paced);
     for (const auto& [name, weights] : run.method->final_state()) results.write_model(name, weights);
     results.close();
-    print_summary(run.config.text("experiment.method"), run.records, run.output_file, std::cout);
+    train::print_summary(run.config.text("experiment.method"), run.records, run.output_file, std::cout);
     if (paced.any()) std::cout << paced_line(paced) << std::endl;
   }
   net::barrier_politely(run.control.get());
@@ -79,4 +79,4 @@ int finish(RunState& run, const Stop& stop, Checkpointer& checkpointer) {
   return stop.signal != 0 ? finish_stopped(run, stop, checkpointer) : finish_complete(run);
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -1,4 +1,4 @@
-#include "cmlbed/train/checkpoint.hpp"
+#include "cmlbed/run/checkpoint.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include "cmlbed/trace/checkpoint_file.hpp"
 #include "cmlbed/train/state_archive.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 namespace {
 
 int rank_in(MPI_Comm comm) {
@@ -23,19 +23,19 @@ int rank_in(MPI_Comm comm) {
 
 // This rank's piece: the round count (a check against mixing pieces), LibTorch's default
 // generator and the method's own state.
-std::string save_rank_state(Method& method, int rounds_complete) {
+std::string save_rank_state(train::Method& method, int rounds_complete) {
   torch::serialize::OutputArchive archive;
   archive.write("rounds_complete", c10::IValue(static_cast<std::int64_t>(rounds_complete)));
-  save_default_generator(archive, "generator");
+  train::save_default_generator(archive, "generator");
   torch::serialize::OutputArchive method_state(archive.compilation_unit());
   method.save_state(method_state);
   archive.write("method", method_state);
-  return archive_bytes(archive);
+  return train::archive_bytes(archive);
 }
 
-void load_rank_state(Method& method, const std::string& bytes, int rounds_complete, int rank) {
+void load_rank_state(train::Method& method, const std::string& bytes, int rounds_complete, int rank) {
   torch::serialize::InputArchive archive;
-  load_archive_bytes(archive, bytes);
+  train::load_archive_bytes(archive, bytes);
   c10::IValue rounds;
   archive.read("rounds_complete", rounds);
   if (rounds.toInt() != rounds_complete) {
@@ -43,7 +43,7 @@ void load_rank_state(Method& method, const std::string& bytes, int rounds_comple
                              std::to_string(rounds.toInt()) + " rounds, the checkpoint's after " +
                              std::to_string(rounds_complete));
   }
-  load_default_generator(archive, "generator");
+  train::load_default_generator(archive, "generator");
   torch::serialize::InputArchive method_state;
   archive.read("method", method_state);
   method.load_state(method_state);
@@ -51,7 +51,7 @@ void load_rank_state(Method& method, const std::string& bytes, int rounds_comple
 
 }  // namespace
 
-double write_checkpoint(Method& method, int rounds_complete, std::int64_t time_ns, std::int64_t elapsed_ns,
+double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t time_ns, std::int64_t elapsed_ns,
                         const CheckpointTarget& target, MPI_Comm control) {
   const auto start = std::chrono::steady_clock::now();
   const std::string mine = save_rank_state(method, rounds_complete);
@@ -82,7 +82,7 @@ double write_checkpoint(Method& method, int rounds_complete, std::int64_t time_n
   return seconds;
 }
 
-ResumePoint load_checkpoint(Method& method, const std::string& results_path, const std::string& started_at,
+ResumePoint load_checkpoint(train::Method& method, const std::string& results_path, const std::string& started_at,
                             int mpi_size, MPI_Comm control) {
   const bool is_server = rank_in(control) == 0;
   ResumePoint point;
@@ -131,4 +131,4 @@ ResumePoint load_checkpoint(Method& method, const std::string& results_path, con
   return point;
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -13,12 +13,12 @@
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
-#include "cmlbed/train/resume_rules.hpp"
+#include "cmlbed/run/resume_rules.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "round_loop.hpp"
 #include "startup_report.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 namespace {
 
 std::map<int, net::LinkSpec> outgoing_links(const Config& config, int rank, int devices) {
@@ -43,12 +43,12 @@ std::vector<std::vector<double>> evaluate_everywhere(RunState& run, const RoundC
   // Ranks that scored nothing wait here without spinning a core, which the ones still
   // evaluating need (MPI_Gather would spin).
   net::barrier_politely(run.control.get());
-  return net::gather_doubles(evaluation_to_doubles(evaluation ? &*evaluation : nullptr), run.control.get());
+  return net::gather_doubles(train::evaluation_to_doubles(evaluation ? &*evaluation : nullptr), run.control.get());
 }
 
 Evaluation merged(const std::vector<std::vector<double>>& evaluations) {
   std::vector<Evaluation> per_rank;
-  for (const auto& values : evaluations) per_rank.push_back(evaluation_from_doubles(values));
+  for (const auto& values : evaluations) per_rank.push_back(train::evaluation_from_doubles(values));
   return merge_evaluations(per_rank);
 }
 
@@ -72,7 +72,7 @@ void rescore_cut_short_round(RunState& run) {
   trace::RoundRecord& record = run.records.back();
   score_round(record, merged(evaluations), run.scope);
   run.results->replace_last_round(record);
-  run.results->set_summary(summarize(run.records));
+  run.results->set_summary(train::summarize(run.records));
   run.results->flush();
   std::cout << "cmlbed: round " << run.first_round << " was stopped during its evaluation; scored now"
             << (std::isnan(record.test_accuracy) ? " (no score: stopped again)" : "") << std::endl;
@@ -173,7 +173,7 @@ class RoundLoop {
       write_startup(results, gathered.startups);
       if (run_.config.flag("output.progress")) std::cout << startup_line(gathered.startups) << std::endl;
     }
-    RoundMeasures measures;
+    train::RoundMeasures measures;
     measures.scope = run_.scope;
     measures.evaluation_start_ns = gathered.evaluation_starts;
     const net::TransportStats& moved = gathered.moved;
@@ -184,13 +184,13 @@ class RoundLoop {
     for (const auto& rank_flops : gathered.flops) measures.flops.push_back(rank_flops.at(0));
     measures.evaluation = merged(gathered.evaluations);
     measures.mask_sparsity = run_.method->mask_sparsity();
-    run_.records.push_back(make_round_record(round,
+    run_.records.push_back(train::make_round_record(round,
                                              *std::min_element(gathered.starts.begin(), gathered.starts.end()),
                                              *std::max_element(gathered.ends.begin(), gathered.ends.end()),
                                              gathered.events, run_.config.flag("output.timeline"), measures));
     for (int r = 0; r < run_.mpi.size(); ++r) results.append_events(r, gathered.events[static_cast<std::size_t>(r)]);
     results.append_round(run_.records.back());
-    results.set_summary(summarize(run_.records));
+    results.set_summary(train::summarize(run_.records));
     results.flush();
   }
 
@@ -211,7 +211,7 @@ void set_up(RunState& run) {
   run.links_start = run.timeline->now_ns() - (run.resume ? run.resume->elapsed_ns : 0);
   net::Transport& transport = run.transport.emplace(MPI_COMM_WORLD, *run.timeline,
                                                     outgoing_links(run.config, run.rank, run.devices), run.links_start);
-  run.scope = evaluation_scope(run.config.text("evaluation.scope"));
+  run.scope = train::evaluation_scope(run.config.text("evaluation.scope"));
   const Config& config = run.config;
   run.context_template.emplace(RoundContext{
       0, run.rank, run.devices, run.is_server ? 1.0 : config.real("devices.slowdown", run.rank), transport,
@@ -222,4 +222,4 @@ void set_up(RunState& run) {
 
 Stop run_rounds(RunState& run, const std::vector<RoundHook*>& hooks) { return RoundLoop(run, hooks).run(); }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

@@ -7,7 +7,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/round_rules.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 
 // The parts of a configuration's round sequence that depend on experiment.rounds.
 plan::RoundSequence round_sequence(const Config& config);
@@ -19,4 +19,4 @@ plan::RoundSequence round_sequence(const Config& config);
 std::optional<std::string> changed_rounds_error(const Config& stored, const Config& config, int done,
                                                 const std::string& file);
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run

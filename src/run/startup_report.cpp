@@ -9,7 +9,7 @@
 #include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 
-namespace cmlbed::train {
+namespace cmlbed::run {
 namespace {
 
 using trace::kStartupPhaseCount;
@@ -105,4 +105,4 @@ std::string startup_line(const std::vector<std::vector<double>>& per_rank) {
   return line + format("; Pss of all ranks %.2f GB", std::accumulate(pss.begin(), pss.end(), 0.0) / 1e9);
 }
 
-}  // namespace cmlbed::train
+}  // namespace cmlbed::run
