@@ -43,10 +43,13 @@ plan::Profile server_profile(const Config& config) {
   return profile;
 }
 
+// The planner's spec of `config` for the three devices every test plans.
+PlanSpec three(const Config& config) { return plan_spec(config, 3); }
+
 double predicted(const Config& config, const plan::Profile& profile, const std::vector<DeviceChoice>& choices) {
   std::vector<DeviceFreedom> fixed;
   for (const DeviceChoice& c : choices) fixed.push_back({c.split, c.micro_batches});
-  return search_plan(config, profile, {300, 300, 300}, fixed).chosen.round_s;
+  return search_plan(three(config), profile, {300, 300, 300}, fixed).chosen.round_s;
 }
 
 TEST(ParameterSearch, MicroBatchCountsKeepTheModelsSmallestTrainingBatch) {
@@ -56,7 +59,7 @@ TEST(ParameterSearch, MicroBatchCountsKeepTheModelsSmallestTrainingBatch) {
 
 TEST(ParameterSearch, AlikeDevicesShareTheBestUniformPair) {
   const Config config = Config::resolve(base_settings(), {});
-  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
   const PlanCandidate& best = result.candidates[result.best];
   EXPECT_EQ(result.passes, 0);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c, (DeviceChoice{best.split, best.micro_batches}));
@@ -71,7 +74,7 @@ TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
   settings.push_back({"device.2.flops", "80mflop/s", "test"});       // 4x faster
   const Config config = Config::resolve(settings, {});
   const plan::Profile profile = server_profile(config);
-  const PlanResult result = search_plan(config, profile, {300, 300, 300});
+  const PlanResult result = search_plan(three(config), profile, {300, 300, 300});
   const PlanCandidate& best = result.candidates[result.best];
   EXPECT_GE(result.passes, 1);
   EXPECT_LE(result.chosen.round_s, best.round_s);
@@ -97,7 +100,7 @@ TEST(ParameterSearch, KeepsWhatTheUserFixed) {
   std::vector<DeviceFreedom> freedom(3);
   freedom[0].split = 3;          // device 1: split kept, micro-batches chosen
   freedom[2].micro_batches = 2;  // device 3: micro-batches kept, split chosen
-  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300}, freedom);
+  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300}, freedom);
   EXPECT_EQ(result.choices[0].split, 3u);
   EXPECT_EQ(result.choices[2].micro_batches, 2);
 }
@@ -107,11 +110,11 @@ TEST(ParameterSearch, MinSplitKeepsLayersOnTheDevices) {
   settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
   settings.push_back({"plan.min_split", "2", "test"});
   const Config config = Config::resolve(settings, {});
-  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
   for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.split, 2u);
   for (const DeviceChoice& c : result.choices) EXPECT_GE(c.split, 2u);
   settings.back().value = "99";
-  EXPECT_THROW(search_plan(Config::resolve(settings, {}), server_profile(config), {300, 300, 300}), ConfigError);
+  EXPECT_THROW(search_plan(three(Config::resolve(settings, {})), server_profile(config), {300, 300, 300}), ConfigError);
 }
 
 // Split learning keeps raw samples on the device unless the user asks otherwise: with
@@ -126,12 +129,12 @@ TEST(ParameterSearch, RawSamplesStayOnTheDevicesByDefault) {
                  settings.end());
   const Config config = Config::resolve(settings, {});
   EXPECT_EQ(config.integer("plan.min_split"), 1);
-  for (const DeviceChoice& c : search_plan(config, server_profile(config), {300, 300, 300}).choices) {
+  for (const DeviceChoice& c : search_plan(three(config), server_profile(config), {300, 300, 300}).choices) {
     EXPECT_GE(c.split, 1u);
   }
   settings.push_back({"plan.min_split", "0", "test"});
   const Config centralised = Config::resolve(settings, {});
-  for (const DeviceChoice& c : search_plan(centralised, server_profile(centralised), {300, 300, 300}).choices) {
+  for (const DeviceChoice& c : search_plan(three(centralised), server_profile(centralised), {300, 300, 300}).choices) {
     EXPECT_EQ(c.split, 0u) << "the test's premise: split 0 predicts the shortest round here";
   }
 }
@@ -141,7 +144,7 @@ TEST(ParameterSearch, SplitFedHasOneMicroBatch) {
   settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
   settings[0].value = "sfl";
   const Config config = Config::resolve(settings, {});
-  const PlanResult result = search_plan(config, server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
   for (const PlanCandidate& c : result.candidates) EXPECT_EQ(c.micro_batches, 1);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c.micro_batches, 1);
 }
@@ -162,14 +165,14 @@ TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
     EXPECT_EQ(a.choices, b.choices);
     EXPECT_DOUBLE_EQ(a.chosen.round_s, b.chosen.round_s);
   };
-  const PlanResult at_start = search_plan(traced, profile, samples, {}, 0);
-  same(at_start, search_plan(with({}), profile, samples));  // base_settings' uplink is 5mbit
-  const PlanResult after_drop = search_plan(traced, profile, samples, {}, 2'000'000'000);
-  same(after_drop, search_plan(with({{"network.uplink_rate", "100kbit", "test"}}), profile, samples));
+  const PlanResult at_start = search_plan(three(traced), profile, samples, {}, 0);
+  same(at_start, search_plan(three(with({})), profile, samples));  // base_settings' uplink is 5mbit
+  const PlanResult after_drop = search_plan(three(traced), profile, samples, {}, 2'000'000'000);
+  same(after_drop, search_plan(three(with({{"network.uplink_rate", "100kbit", "test"}})), profile, samples));
   EXPECT_GT(after_drop.chosen.round_s, at_start.chosen.round_s);
   EXPECT_NE(after_drop.choices, at_start.choices);
   // predict_plan is the search's own prediction of a plan.
-  EXPECT_DOUBLE_EQ(predict_plan(traced, profile, samples, after_drop.choices, 2'000'000'000).round_s,
+  EXPECT_DOUBLE_EQ(predict_plan(three(traced), profile, samples, after_drop.choices, 2'000'000'000).round_s,
                    after_drop.chosen.round_s);
   std::remove(trace.c_str());
 }

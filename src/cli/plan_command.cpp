@@ -44,9 +44,9 @@ int plan_command(int argc, char** argv) {
     }
     const Config config = simulation_config(args, started.compact, /*check_output=*/false);
     const plan::Profile profile = simulation_profile(config, args, "plan");
-    const planning::PlanResult result =
-        planning::search_plan(config, profile, planning::device_sample_counts(config, *args.devices), {},
-                           planning::first_plan_links_held_at(config));
+    const planning::PlanSpec spec = planning::plan_spec(config, *args.devices);
+    const planning::PlanResult result = planning::search_plan(
+        spec, profile, planning::device_sample_counts(config, *args.devices), {}, planning::first_plan_links_held_at(spec));
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
               << *args.devices << " devices (round time: the simulated second round)\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";

@@ -126,7 +126,8 @@ int profile_command(int argc, char** argv) {
     return 0;
   }
   try {
-    const plan::Profile profile = planning::profile_ranks(*config, MPI_COMM_WORLD, args.settings);
+    const plan::Profile profile =
+        planning::profile_ranks(planning::plan_spec(*config, mpi.size() - 1), MPI_COMM_WORLD, args.settings);
     if (is_server) {
       plan::write_profile(args.output, profile);
       print_summary(profile, args.output, std::cout);

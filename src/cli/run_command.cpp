@@ -255,9 +255,12 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);
-    if (config.text("plan.replan") == "on_change") {
-      replanner.emplace(config, request.ranks - 1, is_server, std::move(choice.profile), std::move(choice.freedom),
-                        std::move(choice.plan));
+    planning::PlanSpec spec = planning::plan_spec(config, request.ranks - 1);
+    if (spec.replans) {
+      std::vector<std::size_t> samples;
+      if (is_server) samples = planning::device_sample_counts(config, request.ranks - 1);
+      replanner.emplace(std::move(spec), is_server, std::move(choice.profile), std::move(choice.freedom),
+                        std::move(choice.plan), std::move(samples));
     }
   }
   const int devices = request.ranks - 1;

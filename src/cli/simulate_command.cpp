@@ -37,14 +37,14 @@ namespace {
 // links' rates; a plan it adopts cuts the devices from the next round on, and the rounds
 // are simulated again with it (the rounds before it do not change). Left out: the time
 // the run's planning and re-split take between the rounds.
-std::vector<plan::SimulatedRound> simulate_replanning(const Config& config, const plan::Profile& profile,
+std::vector<plan::SimulatedRound> simulate_replanning(const planning::PlanSpec& spec, const plan::Profile& profile,
                                                       const std::vector<std::size_t>& samples,
                                                       plan::SimulationInput& input, planning::Replanner& replanner) {
   std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   for (int r = 0; r + 1 < static_cast<int>(rounds.size()); ++r) {
     const planning::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
     if (!outcome.adopted) continue;
-    input.later_plans.push_back({r + 1, planning::plan_input(config, profile, samples, *outcome.adopted).devices});
+    input.later_plans.push_back({r + 1, planning::plan_input(spec, profile, samples, *outcome.adopted).devices});
     rounds = plan::simulate(input);
   }
   return rounds;
@@ -54,15 +54,16 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
              const SimulationChoice& chosen, const run::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
+  const planning::PlanSpec spec = planning::plan_spec(config, devices);
   const planning::SampleCounts samples = planning::sample_counts(config, devices);
-  plan::SimulationInput input = planning::simulation_input(config, profile, samples.devices);
-  input.evaluation_s = planning::evaluation_seconds(config, profile, samples.test, devices);
+  plan::SimulationInput input = planning::simulation_input(spec, profile, samples.devices);
+  input.evaluation_s = planning::evaluation_seconds(spec, profile, samples.test, devices);
   std::optional<planning::Replanner> replanner;
-  if (chosen.table && config.text("plan.replan") == "on_change") {
-    replanner.emplace(config, devices, /*is_server=*/true, profile, chosen.freedom, chosen.plan);
+  if (chosen.table && spec.replans) {
+    replanner.emplace(spec, /*is_server=*/true, profile, chosen.freedom, chosen.plan, samples.devices);
   }
   const std::vector<plan::SimulatedRound> rounds =
-      replanner ? simulate_replanning(config, profile, samples.devices, input, *replanner) : plan::simulate(input);
+      replanner ? simulate_replanning(spec, profile, samples.devices, input, *replanner) : plan::simulate(input);
 
   const std::string path = config.text("output.file");
   trace::ResultsFile results(path, config.flag("output.overwrite"), run::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));

@@ -96,7 +96,7 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
     }
   }
   std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
-  return planning::profile_in_process(config, planning::ProfilerSettings{});
+  return planning::profile_in_process(planning::plan_spec(config, 1), planning::ProfilerSettings{});
 }
 
 SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,

@@ -11,6 +11,7 @@
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planning/plan_spec.hpp"
 #include "cmlbed/planning/profiler.hpp"
 #include "cmlbed/planning/replanning.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
@@ -102,20 +103,21 @@ namespace {
 
 // What the planner may choose per device: its own split / micro-batch count where they
 // are not auto (ConfigError for a method with nothing to choose).
-std::vector<planning::DeviceFreedom> freedom_of(const Config& probe, const std::vector<RawSetting>& file_settings,
-                                             const std::vector<RawSetting>& cli_settings, int devices) {
-  const MethodTraits& method = method_traits(probe.text("experiment.method"));
+std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec, const std::vector<RawSetting>& file_settings,
+                                      const std::vector<RawSetting>& cli_settings) {
+  const MethodTraits& method = spec.traits();
   if (!method.plannable) {
     throw ConfigError("auto needs experiment.method = " + method_list(&MethodTraits::plannable, "or") +
                       " (the planner chooses their split point and micro-batches); experiment.method = " +
                       method.name);
   }
-  std::vector<planning::DeviceFreedom> freedom(static_cast<std::size_t>(devices));
-  for (int d = 1; d <= devices; ++d) {
-    planning::DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
-    if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = static_cast<std::size_t>(probe.integer(kSplit, d));
+  std::vector<DeviceFreedom> freedom(spec.devices.size());
+  for (int d = 1; d <= static_cast<int>(spec.devices.size()); ++d) {
+    DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
+    const DevicePlanSpec& own = spec.devices[static_cast<std::size_t>(d - 1)];
+    if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = own.split;
     if (!is_auto_for(file_settings, cli_settings, kMicroBatches, d)) {
-      f.micro_batches = static_cast<int>(probe.integer(kMicroBatches, d));
+      f.micro_batches = own.micro_batches;
     } else if (!method.micro_batches) {
       throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method.name + ": only " +
                         method_list(&MethodTraits::micro_batches, "and") + " uses micro-batches");
@@ -126,15 +128,15 @@ std::vector<planning::DeviceFreedom> freedom_of(const Config& probe, const std::
 
 // The search (rank 0's part): fills `table`, prints one line per device and a summary,
 // and returns the best uniform (split, m), then each device's (split, m).
-std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile& profile,
-                                        const std::vector<planning::DeviceFreedom>& freedom, double profiled_s,
+std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<std::size_t>& samples,
+                                        const plan::Profile& profile, const std::vector<DeviceFreedom>& freedom,
+                                        double profiled_s,
                                         std::chrono::steady_clock::time_point started,
                                         trace::ResultsFile::PlanTable& table) {
   const int devices = static_cast<int>(freedom.size());
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
-  const planning::PlanResult result = planning::search_plan(probe, profile, planning::device_sample_counts(probe, devices),
-                                                      freedom, planning::first_plan_links_held_at(probe));
-  const planning::PlanCandidate& best = result.candidates[result.best];
+  const PlanResult result = search_plan(spec, profile, samples, freedom, first_plan_links_held_at(spec));
+  const PlanCandidate& best = result.candidates[result.best];
   chosen[0] = static_cast<std::int64_t>(best.split);
   chosen[1] = best.micro_batches;
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
@@ -143,7 +145,7 @@ std::vector<std::int64_t> search_choice(const Config& probe, const plan::Profile
     table.device_split.push_back(static_cast<double>(result.choices[d].split));
     table.device_micro_batches.push_back(result.choices[d].micro_batches);
   }
-  for (const planning::PlanCandidate& c : result.candidates) {
+  for (const PlanCandidate& c : result.candidates) {
     table.split.push_back(static_cast<double>(c.split));
     table.micro_batches.push_back(c.micro_batches);
     table.round_s.push_back(c.round_s);
@@ -207,22 +209,25 @@ void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const st
 
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
-  std::vector<planning::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
+  // Derived once: nothing below reads an option of the probe.
+  const PlanSpec spec = plan_spec(probe, devices);
+  const std::string profile_file = probe.text("plan.profile");
+  std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
   const auto started = std::chrono::steady_clock::now();
   std::optional<std::string> error;
   plan::Profile profile;
-  if (probe.text("plan.profile").empty()) {
+  if (profile_file.empty()) {
     if (is_server) std::cout << "plan: profiling (auto; one rank per host and thread count)" << std::endl;
     // Cheaper than `cmlbed profile`'s defaults (2 + 5 runs per figure, interpolation
     // check): planning is paid by the run it plans (docs/planning.md, overhead).
-    planning::ProfilerSettings settings;
+    ProfilerSettings settings;
     settings.warmup = 1;
     settings.repeats = 3;
     settings.check_interpolation = false;
-    profile = planning::profile_ranks(probe, MPI_COMM_WORLD, settings);
+    profile = profile_ranks(spec, MPI_COMM_WORLD, settings);
   } else if (is_server) {
     try {
-      profile = plan::read_profile(probe.text("plan.profile"));
+      profile = plan::read_profile(profile_file);
     } catch (const std::exception& e) {
       error = std::string("plan.profile: ") + e.what();
     }
@@ -233,7 +238,8 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   if (is_server && !error) {
     try {
-      chosen = search_choice(probe, profile, freedom, profiled_s, started, choice.table);
+      chosen = search_choice(spec, device_sample_counts(probe, devices), profile, freedom, profiled_s, started,
+                             choice.table);
     } catch (const std::exception& e) {
       error = std::string("planning auto: ") + e.what();
     }
@@ -258,11 +264,13 @@ void refuse_replan_without_auto(const Config& config) {
 AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,
                             const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
                             int devices) {
-  std::vector<planning::DeviceFreedom> freedom = freedom_of(probe, file_settings, cli_settings, devices);
+  const PlanSpec spec = plan_spec(probe, devices);
+  std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
   AutoChoice choice;
   std::vector<std::int64_t> chosen;
   try {
-    chosen = search_choice(probe, profile, freedom, 0.0, std::chrono::steady_clock::now(), choice.table);
+    chosen = search_choice(spec, device_sample_counts(probe, devices), profile, freedom, 0.0,
+                           std::chrono::steady_clock::now(), choice.table);
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {

@@ -20,7 +20,6 @@ namespace cmlbed::planning {
 
 using train::RoundMeasures;
 using train::make_round_record;
-using train::training_settings;
 
 namespace {
 
@@ -28,9 +27,9 @@ namespace {
 // once (they hold every sample count), and a plan takes each device's from its split.
 class PlanInputs {
  public:
-  PlanInputs(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-             const std::vector<model::LayerStats>& stats, std::optional<std::int64_t> links_held_at_ns)
-      : config_(config), profile_(profile), samples_(samples), stats_(stats), links_held_at_ns_(links_held_at_ns) {}
+  PlanInputs(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+             std::optional<std::int64_t> links_held_at_ns)
+      : spec_(spec), profile_(profile), samples_(samples), links_held_at_ns_(links_held_at_ns) {}
 
   plan::SimulationInput of(const std::vector<DeviceChoice>& choices) {
     plan::SimulationInput input = at(choices.front().split);
@@ -45,7 +44,7 @@ class PlanInputs {
   const plan::SimulationInput& at(std::size_t split) {
     auto found = by_split_.find(split);
     if (found == by_split_.end()) {
-      plan::SimulationInput input = simulation_input(config_, profile_, samples_, {split, 1}, stats_);
+      plan::SimulationInput input = simulation_input(spec_, profile_, samples_, {split, 1});
       if (links_held_at_ns_) {
         for (plan::SimulatedDevice& device : input.devices) {
           device.uplink = net::held_at(device.uplink, *links_held_at_ns_);
@@ -57,10 +56,9 @@ class PlanInputs {
     return found->second;
   }
 
-  const Config& config_;
+  const PlanSpec& spec_;
   const plan::Profile& profile_;
   const std::vector<std::size_t>& samples_;
-  const std::vector<model::LayerStats>& stats_;
   std::optional<std::int64_t> links_held_at_ns_;
   std::map<std::size_t, plan::SimulationInput> by_split_;
 };
@@ -102,8 +100,8 @@ int closed_form_micro_batches(const plan::SimulationInput& input, std::int64_t b
 }
 
 // Devices differ when one has its own settings or its own share of the data.
-bool devices_differ(const Config& config, const std::vector<std::size_t>& samples) {
-  return !config.device_overrides().empty() ||
+bool devices_differ(const PlanSpec& spec, const std::vector<std::size_t>& samples) {
+  return spec.devices_set_apart ||
          std::adjacent_find(samples.begin(), samples.end(), std::not_equal_to<>()) != samples.end();
 }
 
@@ -125,9 +123,9 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
   return counts;
 }
 
-PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                        const std::vector<DeviceFreedom>& given_freedom, std::optional<std::int64_t> links_held_at_ns) {
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  const MethodTraits& method = spec.traits();
   if (!method.plannable) {
     throw ConfigError("plan: experiment.method = " + method.name + " has no split point or micro-batches to choose (" +
                       method_list(&MethodTraits::plannable, "and") + " have)");
@@ -140,17 +138,16 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   }
   const auto split_free = [](const DeviceFreedom& f) { return !f.split; };
   const auto micro_free = [](const DeviceFreedom& f) { return !f.micro_batches; };
-  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
-  const std::size_t layers = stats.size();
-  const std::int64_t batch = config.integer("train.batch_size");
-  const auto min_split = static_cast<std::size_t>(config.integer("plan.min_split"));
+  const std::size_t layers = spec.stats.size();
+  const std::int64_t batch = spec.training.batch_size;
+  const std::size_t min_split = spec.min_split;
   if (min_split > layers) {
     throw ConfigError("plan.min_split = " + std::to_string(min_split) + " is beyond the " + std::to_string(layers) +
-                      " layers of " + config.text("model.name") + "; allowed: 0.." + std::to_string(layers));
+                      " layers of " + spec.model_name + "; allowed: 0.." + std::to_string(layers));
   }
   std::vector<std::size_t> all_splits(layers + 1 - min_split);
   std::iota(all_splits.begin(), all_splits.end(), min_split);
-  const std::vector<int> all_counts = micro_batch_candidates(batch, model::min_training_batch(stats));
+  const std::vector<int> all_counts = micro_batch_candidates(batch, model::min_training_batch(spec.stats));
   // Step 1's grid: what some device may choose (else device 1's kept value, a label).
   const std::vector<std::size_t> splits = std::any_of(freedom.begin(), freedom.end(), split_free)
                                               ? all_splits
@@ -164,7 +161,7 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
     return choices;
   };
 
-  PlanInputs inputs(config, profile, samples, stats, links_held_at_ns);
+  PlanInputs inputs(spec, profile, samples, links_held_at_ns);
   PlanResult result;
   const auto predict_plan = [&](const std::vector<DeviceChoice>& choices) {
     ++result.simulations;
@@ -190,7 +187,7 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   result.chosen.split = result.choices.front().split;
   result.chosen.micro_batches = result.choices.front().micro_batches;
 
-  if (devices > 1 && devices_differ(config, samples)) {
+  if (devices > 1 && devices_differ(spec, samples)) {
     for (int pass = 1; pass <= kMaxPasses; ++pass) {
       result.passes = pass;
       bool changed = false;
@@ -221,23 +218,22 @@ PlanResult search_plan(const Config& config, const plan::Profile& profile, const
   return result;
 }
 
-PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+PlanCandidate predict_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                            const std::vector<DeviceChoice>& plan, std::optional<std::int64_t> links_held_at_ns) {
-  PlanCandidate candidate = predict(plan_input(config, profile, samples, plan, links_held_at_ns));
+  PlanCandidate candidate = predict(plan_input(spec, profile, samples, plan, links_held_at_ns));
   candidate.split = plan.front().split;
   candidate.micro_batches = plan.front().micro_batches;
   return candidate;
 }
 
-plan::SimulationInput plan_input(const Config& config, const plan::Profile& profile,
+plan::SimulationInput plan_input(const PlanSpec& spec, const plan::Profile& profile,
                                  const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
                                  std::optional<std::int64_t> links_held_at_ns) {
   if (plan.size() != samples.size()) {
     throw std::invalid_argument("plan_input: a plan for " + std::to_string(plan.size()) + " devices, " +
                                 std::to_string(samples.size()) + " devices with data");
   }
-  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
-  return PlanInputs(config, profile, samples, stats, links_held_at_ns).of(plan);
+  return PlanInputs(spec, profile, samples, links_held_at_ns).of(plan);
 }
 
 }  // namespace cmlbed::planning

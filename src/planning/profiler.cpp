@@ -24,7 +24,6 @@ namespace cmlbed::planning {
 
 using train::TrainingSettings;
 using train::make_optimizer;
-using train::training_settings;
 using train::weighted_average;
 using train::tensor_payload;
 using train::tensor_from;
@@ -180,22 +179,24 @@ std::string host_name() {
 }
 
 // What a rank's profile says of its settings, before anything is measured.
-plan::RankProfile rank_settings(const Config& config, int rank) {
+plan::RankProfile rank_settings(const PlanSpec& spec, int rank) {
   const bool is_server = rank == 0;
   plan::RankProfile profile;
   profile.rank = rank;
   profile.measured_by = rank;
   profile.role = is_server ? "server" : "device";
-  profile.threads = static_cast<int>(config.integer(is_server ? "train.server_threads" : "train.device_threads"));
-  profile.slowdown = is_server ? 1.0 : config.real("devices.slowdown", rank);
-  profile.flops_per_second = is_server ? 0.0 : config.compute_rate_flops("devices.flops", rank).value_or(0.0);
+  profile.threads = is_server ? spec.server_threads : spec.device_threads;
+  if (is_server) return profile;
+  const DevicePlanSpec& device = spec.devices.at(static_cast<std::size_t>(rank - 1));
+  profile.slowdown = device.slowdown;
+  profile.flops_per_second = device.flops_per_second.value_or(0.0);
   return profile;
 }
 
 // For every rank, the rank that measures for it: the lowest rank on the same host with
 // the same thread count. Collective over `comm`.
-std::vector<int> measuring_ranks(const Config& config, int rank, MPI_Comm comm) {
-  const std::string kind = host_name() + "/" + std::to_string(rank_settings(config, rank).threads);
+std::vector<int> measuring_ranks(const PlanSpec& spec, int rank, MPI_Comm comm) {
+  const std::string kind = host_name() + "/" + std::to_string(rank_settings(spec, rank).threads);
   int size = 0;
   CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
   std::vector<std::string> kinds(static_cast<std::size_t>(size));
@@ -208,14 +209,14 @@ std::vector<int> measuring_ranks(const Config& config, int rank, MPI_Comm comm) 
   return measured_by;
 }
 
-// `stats`: model::layer_stats of the configured model (built once per profiling).
-plan::RankProfile profile_this_rank(const Config& config, const std::vector<model::LayerStats>& stats, int rank,
+plan::RankProfile profile_this_rank(const PlanSpec& spec, int rank,
                                     const std::vector<std::int64_t>& sizes, const ProfilerSettings& settings) {
   const auto started = std::chrono::steady_clock::now();
-  plan::RankProfile profile = rank_settings(config, rank);
+  plan::RankProfile profile = rank_settings(spec, rank);
   model::set_intra_op_threads(profile.threads);
 
-  const TrainingSettings training = training_settings(config);
+  const TrainingSettings& training = spec.training;
+  const std::vector<model::LayerStats>& stats = spec.stats;
   const ImageShape in = training.model.input;
   const std::vector<std::int64_t> sample_shape{in.channels, in.height, in.width};
   std::int64_t total_parameters = 0;
@@ -278,25 +279,25 @@ double interpolated_total(const plan::Profile& profile, const plan::RankProfile&
 
 // Measures a size between two profiled ones on the server and compares it with the
 // interpolation (the profile states its own error).
-plan::InterpolationCheck check_interpolation(const Config& config, const std::vector<model::LayerStats>& stats,
+plan::InterpolationCheck check_interpolation(const PlanSpec& spec,
                                              const plan::Profile& profile, const ProfilerSettings& settings) {
   const auto& sizes = profile.batch_sizes;
   const std::int64_t batch = sizes.size() >= 2 ? (sizes[sizes.size() - 2] + sizes.back() + 1) / 2 : sizes.back();
-  model::set_intra_op_threads(static_cast<int>(config.integer("train.server_threads")));
-  const plan::RankProfile measured = profile_this_rank(config, stats, 0, {batch}, settings);
+  model::set_intra_op_threads(spec.server_threads);
+  const plan::RankProfile measured = profile_this_rank(spec, 0, {batch}, settings);
   double measured_total = 0;
   for (const plan::LayerProfile& layer : measured.layers) measured_total += layer.forward_s[0] + layer.backward_s[0];
   return {batch, measured_total, interpolated_total(profile, profile.ranks[0], batch)};
 }
 
 // The profile's description of what was measured, without the ranks.
-plan::Profile profile_header(const Config& config, const std::vector<model::LayerStats>& stats,
+plan::Profile profile_header(const PlanSpec& spec,
                              const ProfilerSettings& settings) {
   plan::Profile profile;
-  profile.model = config.text("model.name");
-  profile.dataset = config.text("data.dataset");
-  profile.optimizer = config.text("train.optimizer");
-  profile.batch_sizes = profiled_batch_sizes(config.integer("train.batch_size"), model::min_training_batch(stats));
+  profile.model = spec.model_name;
+  profile.dataset = spec.dataset_name;
+  profile.optimizer = spec.training.optimizer;
+  profile.batch_sizes = profiled_batch_sizes(spec.training.batch_size, model::min_training_batch(spec.stats));
   profile.warmup = settings.warmup;
   profile.repeats = settings.repeats;
   profile.measured_at = now_stamp().iso;
@@ -314,33 +315,31 @@ std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch, std::int64_t 
   return sizes;
 }
 
-plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings) {
+plan::Profile profile_in_process(const PlanSpec& spec, const ProfilerSettings& settings) {
   const auto started = std::chrono::steady_clock::now();
-  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
-  plan::Profile profile = profile_header(config, stats, settings);
-  profile.ranks.push_back(profile_this_rank(config, stats, 0, profile.batch_sizes, settings));
-  profile.ranks.push_back(profile_this_rank(config, stats, 1, profile.batch_sizes, settings));
-  profile.interpolation_checks.push_back(check_interpolation(config, stats, profile, settings));
+  plan::Profile profile = profile_header(spec, settings);
+  profile.ranks.push_back(profile_this_rank(spec, 0, profile.batch_sizes, settings));
+  profile.ranks.push_back(profile_this_rank(spec, 1, profile.batch_sizes, settings));
+  profile.interpolation_checks.push_back(check_interpolation(spec, profile, settings));
   profile.seconds = seconds_since(started);
   return profile;
 }
 
-plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings) {
+plan::Profile profile_ranks(const PlanSpec& spec, MPI_Comm comm, const ProfilerSettings& settings) {
   int rank = 0, size = 0;
   CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
   const auto started = std::chrono::steady_clock::now();
-  const std::vector<model::LayerStats> stats = model::layer_stats(training_settings(config).model);
-  plan::Profile profile = profile_header(config, stats, settings);
+  plan::Profile profile = profile_header(spec, settings);
 
   // Ranks that would measure the same thing (same host, same threads: the times are
   // this machine's, not stretched by slowdown or paced) share one measurement; the first
   // rank of each kind measures, one at a time, while the others wait without spinning.
-  const std::vector<int> measured_by = measuring_ranks(config, rank, comm);
+  const std::vector<int> measured_by = measuring_ranks(spec, rank, comm);
   std::string mine;
   for (int turn = 0; turn < size; ++turn) {
     if (turn == rank && measured_by[static_cast<std::size_t>(rank)] == rank) {
-      mine = plan::to_json(profile_this_rank(config, stats, rank, profile.batch_sizes, settings)).dump();
+      mine = plan::to_json(profile_this_rank(spec, rank, profile.batch_sizes, settings)).dump();
     }
     if (measured_by[static_cast<std::size_t>(turn)] == turn) net::barrier_politely(comm);
   }
@@ -356,7 +355,7 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
     for (int r = 0; r < size; ++r) {
       const int by = measured_by[static_cast<std::size_t>(r)];
       nlohmann::ordered_json entry = measured[static_cast<std::size_t>(by)];
-      const plan::RankProfile own = rank_settings(config, r);
+      const plan::RankProfile own = rank_settings(spec, r);
       entry["rank"] = r;
       entry["role"] = own.role;
       entry["slowdown"] = own.slowdown;
@@ -369,7 +368,7 @@ plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerS
     json["ranks"] = std::move(ranks);
     profile = plan::profile_from_json(json);
     if (settings.check_interpolation) {
-      profile.interpolation_checks.push_back(check_interpolation(config, stats, profile, settings));
+      profile.interpolation_checks.push_back(check_interpolation(spec, profile, settings));
     }
     profile.seconds = seconds_since(started);
     whole = plan::to_json(profile).dump();

@@ -13,8 +13,6 @@
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
-#include "cmlbed/plan/round_rules.hpp"
-#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
 
 namespace cmlbed::planning {
@@ -31,25 +29,27 @@ std::string plan_text(const DeviceChoice& choice) {
 
 }  // namespace
 
-std::optional<std::int64_t> first_plan_links_held_at(const Config& config) {
-  if (config.text("plan.replan") == "on_change") return 0;
+std::optional<std::int64_t> first_plan_links_held_at(const PlanSpec& spec) {
+  if (spec.replans) return 0;
   return std::nullopt;
 }
 
-Replanner::Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
-                     std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan)
-    : config_(config), devices_(devices), is_server_(is_server), profile_(std::move(profile)),
-      freedom_(std::move(freedom)), plan_(std::move(plan)) {
-  if (plan_.size() != static_cast<std::size_t>(devices)) throw std::invalid_argument("Replanner: a plan for another device count");
-  if (is_server_) samples_ = device_sample_counts(config_, devices_);
+Replanner::Replanner(PlanSpec spec, bool is_server, plan::Profile profile, std::vector<DeviceFreedom> freedom,
+                     std::vector<DeviceChoice> plan, std::vector<std::size_t> samples)
+    : spec_(std::move(spec)), devices_(static_cast<int>(spec_.devices.size())), is_server_(is_server),
+      profile_(std::move(profile)), freedom_(std::move(freedom)), samples_(std::move(samples)), plan_(std::move(plan)) {
+  if (plan_.size() != spec_.devices.size()) throw std::invalid_argument("Replanner: a plan for another device count");
+  if (is_server_ && samples_.size() != spec_.devices.size()) {
+    throw std::invalid_argument("Replanner: the server needs every device's sample count");
+  }
   planned_for_ = rates_at(0);
 }
 
 Replanner::Rates Replanner::rates_at(std::int64_t links_elapsed_ns) const {
   Rates rates;
-  for (int d = 1; d <= devices_; ++d) {
-    rates.up.push_back(net::rate_at(link_spec(config_, d, LinkDirection::uplink), links_elapsed_ns));
-    rates.down.push_back(net::rate_at(link_spec(config_, d, LinkDirection::downlink), links_elapsed_ns));
+  for (const DevicePlanSpec& device : spec_.devices) {
+    rates.up.push_back(net::rate_at(device.uplink, links_elapsed_ns));
+    rates.down.push_back(net::rate_at(device.downlink, links_elapsed_ns));
   }
   return rates;
 }
@@ -57,9 +57,7 @@ Replanner::Rates Replanner::rates_at(std::int64_t links_elapsed_ns) const {
 Replanner::Outcome Replanner::check(int round, std::int64_t links_elapsed_ns) {
   if (!is_server_) throw std::logic_error("Replanner::check: the server plans, not a device");
   Outcome outcome;
-  const int rounds = static_cast<int>(config_.integer("experiment.rounds"));
-  if (!plan::averages_after(round, static_cast<int>(config_.integer("train.aggregate_every")), rounds) ||
-      round + 1 >= rounds) {
+  if (!spec_.training.aggregates_after(round) || round + 1 >= spec_.training.rounds) {
     return outcome;
   }
   try {
@@ -116,8 +114,8 @@ Replanner::Outcome Replanner::after_round(int round, std::int64_t links_elapsed_
 
 std::optional<std::vector<DeviceChoice>> Replanner::plan_again(int round, std::int64_t links_elapsed_ns, const Rates& now) {
   const auto started = std::chrono::steady_clock::now();
-  const PlanResult result = search_plan(config_, profile_, samples_, freedom_, links_elapsed_ns);
-  const PlanCandidate in_force = predict_plan(config_, profile_, samples_, plan_, links_elapsed_ns);
+  const PlanResult result = search_plan(spec_, profile_, samples_, freedom_, links_elapsed_ns);
+  const PlanCandidate in_force = predict_plan(spec_, profile_, samples_, plan_, links_elapsed_ns);
   const bool changed = result.choices != plan_ && result.chosen.round_s < in_force.round_s * (1 - kReplanGain);
   const std::vector<DeviceChoice>& next = changed ? result.choices : plan_;
   const double predicted = changed ? result.chosen.round_s : in_force.round_s;

@@ -20,11 +20,9 @@
 namespace cmlbed::planning {
 
 using train::TrainingSettings;
-using train::training_settings;
 using train::step_flops;
 using train::batches_per_round;
 using train::AdaSplitSettings;
-using train::adasplit_settings;
 using train::ProjectionHead;
 using train::adasplit_device_forward_flops;
 using train::adasplit_device_backward_flops;
@@ -111,11 +109,12 @@ void add_untimed_work(plan::SimulatedPart& part, const std::function<double(std:
 // own orchestrator (same policy and seed): exact for `random` and `all`; for `ucb`, which
 // follows the losses of the server's training, every picked device is recorded with the
 // same loss (this simulator knows no losses), so its picks rotate through the devices.
-void add_adasplit(plan::SimulationInput& input, const Config& config, const TrainingSettings& settings,
-                  const std::vector<model::LayerStats>& stats, std::size_t split) {
+void add_adasplit(plan::SimulationInput& input, const PlanSpec& spec, std::size_t split) {
   // Validation (setup/validate.cpp) has kept model.split in 1..layers-1, the same for
   // every device.
-  const AdaSplitSettings ada = adasplit_settings(config);
+  const AdaSplitSettings& ada = *spec.adasplit;
+  const TrainingSettings& settings = spec.training;
+  const std::vector<model::LayerStats>& stats = spec.stats;
   const std::size_t layers = stats.size();
   const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
   const model::PartCost server_cost = model::part_cost(stats, split, layers, false);
@@ -126,7 +125,7 @@ void add_adasplit(plan::SimulationInput& input, const Config& config, const Trai
   const int devices = static_cast<int>(input.devices.size());
   for (int d = 1; d <= devices; ++d) {
     plan::SimulatedDevice& device = input.devices[static_cast<std::size_t>(d - 1)];
-    const std::optional<double> rate = config.compute_rate_flops("devices.flops", d);
+    const std::optional<double> rate = spec.devices[static_cast<std::size_t>(d - 1)].flops_per_second;
     add_untimed_work(
         device.part,
         [&](std::int64_t n) { return adasplit_device_forward_flops(device_cost, head_forward, n, ada.embedding_dim); },
@@ -178,36 +177,32 @@ std::vector<std::size_t> device_sample_counts(const Config& config, int devices)
   return sample_counts(config, devices).devices;
 }
 
-double evaluation_seconds(const Config& config, const plan::Profile& profile, std::size_t test_samples,
+double evaluation_seconds(const PlanSpec& spec, const plan::Profile& profile, std::size_t test_samples,
                           int devices) {
   double forward = 0;  // the whole model at the largest measured batch
   for (const plan::LayerProfile& layer : profile.ranks.front().layers) forward += layer.forward_s.back();
   // One model, or one per device (adasplit, personalised runs: each device's part with the server's).
-  const double models =
-      method_traits(config.text("experiment.method")).personalised_always || config.flag("train.personalised")
-          ? devices
-          : 1;
+  const double models = spec.traits().personalised_always || spec.personalised ? devices : 1;
   return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());
 }
 
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+plan::SimulationInput simulation_input(const PlanSpec& spec, const plan::Profile& profile,
                                        const std::vector<std::size_t>& samples, const PlanOverride& override) {
-  return simulation_input(config, profile, samples, override, model::layer_stats(training_settings(config).model));
-}
-
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
-                                       const std::vector<std::size_t>& samples, const PlanOverride& override,
-                                       const std::vector<model::LayerStats>& stats) {
   const int devices = static_cast<int>(samples.size());
-  const TrainingSettings settings = training_settings(config);
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  if (spec.devices.size() < samples.size()) {
+    throw std::invalid_argument("simulation_input: a spec of " + std::to_string(spec.devices.size()) + " devices, " +
+                                std::to_string(samples.size()) + " devices with data");
+  }
+  const TrainingSettings& settings = spec.training;
+  const std::vector<model::LayerStats>& stats = spec.stats;
+  const MethodTraits& method = spec.traits();
   if (!method.simulatable) {
     throw ConfigError("simulate: experiment.method = " + method.name + " cannot be simulated (" +
                       method_list(&MethodTraits::simulatable, "and") + " can)");
   }
-  if (profile.model != config.text("model.name")) {
+  if (profile.model != spec.model_name) {
     throw ConfigError("simulate: the profile is of model " + profile.model + ", the configuration's is " +
-                      config.text("model.name"));
+                      spec.model_name);
   }
   if (profile.batch_sizes.back() < settings.batch_size) {
     throw ConfigError("simulate: the profile measured batches of up to " + std::to_string(profile.batch_sizes.back()) +
@@ -225,33 +220,27 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
   input.batch_size = settings.batch_size;
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
-  input.server_streams = static_cast<int>(config.integer("train.server_streams"));
-  input.sl_batches_per_turn = config.integer("sl.batches_per_turn");
-  input.personalised = config.flag("train.personalised");
-  input.host_cores = static_cast<int>(config.integer("plan.host_cores"));
-  input.host_slice_ns = config.duration_ns("plan.host_slice");
-  const int device_threads = static_cast<int>(config.integer("train.device_threads"));
+  input.server_streams = spec.server_streams;
+  input.sl_batches_per_turn = spec.sl_batches_per_turn;
+  input.personalised = spec.personalised;
+  input.host_cores = spec.host_cores;
+  input.host_slice_ns = spec.host_slice_ns;
   // Each server stream has its share of the server's threads (at least one).
-  const int server_threads = std::max(1, static_cast<int>(config.integer("train.server_threads")) /
-                                             (method.server_replicas ? input.server_streams : 1));
+  const int server_threads = std::max(1, spec.server_threads / (method.server_replicas ? input.server_streams : 1));
   input.model_state_values = model::part_cost(stats, 0, layers, false).state_values;
   input.aggregate_s_per_parameter = profile.ranks.front().aggregate_s_per_parameter;
   const plan::RankProfile& server = profile.ranks.front();
   for (int d = 1; d <= devices; ++d) {
-    const std::size_t split = !method.splits_model ? layers
-                              : override.split ? *override.split
-                                               : static_cast<std::size_t>(config.integer("model.split", d));
+    const DevicePlanSpec& own = spec.devices[static_cast<std::size_t>(d - 1)];
+    const std::size_t split = !method.splits_model ? layers : override.split.value_or(own.split);
     plan::SimulatedDevice device;
-    device.micro_batches = !method.micro_batches      ? 1
-                           : override.micro_batches ? *override.micro_batches
-                                                    : static_cast<int>(config.integer("pipar.micro_batches", d));
+    device.micro_batches = !method.micro_batches ? 1 : override.micro_batches.value_or(own.micro_batches);
     device.samples = static_cast<std::int64_t>(samples[static_cast<std::size_t>(d - 1)]);
     device.batches = batches_per_round(samples[static_cast<std::size_t>(d - 1)], settings);
-    device.uplink = link_spec(config, d, LinkDirection::uplink);
-    device.downlink = link_spec(config, d, LinkDirection::downlink);
-    device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings,
-                                 config.real("devices.slowdown", d), config.compute_rate_flops("devices.flops", d),
-                                 device_threads);
+    device.uplink = own.uplink;
+    device.downlink = own.downlink;
+    device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings, own.slowdown,
+                                 own.flops_per_second, spec.device_threads);
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
     device.part_state_values = model::part_cost(stats, 0, split, false).state_values;
@@ -261,7 +250,7 @@ plan::SimulationInput simulation_input(const Config& config, const plan::Profile
     }
     input.devices.push_back(std::move(device));
   }
-  if (method.local_phase) add_adasplit(input, config, settings, stats, static_cast<std::size_t>(config.integer("model.split")));
+  if (method.local_phase) add_adasplit(input, spec, spec.devices.front().split);
   return input;
 }
 

@@ -15,7 +15,6 @@
 #include <optional>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/train/device_choice.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
@@ -66,19 +65,19 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 // `links_held_at_ns`, when given, plans for every link's rate at that time since the links
 // started, held from then on (net::held_at; plan.replan), instead of simulating the rate
 // traces from the start.
-PlanResult search_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                        const std::vector<DeviceFreedom>& freedom = {},
                        std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 
 // The prediction of one plan (per device, index d-1), as search_plan makes it.
-PlanCandidate predict_plan(const Config& config, const plan::Profile& profile, const std::vector<std::size_t>& samples,
+PlanCandidate predict_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                            const std::vector<DeviceChoice>& plan,
                            std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 
 // The simulation input of one plan (per device, index d-1), as predict_plan simulates it
 // (without links_held_at_ns: every rate trace as given, as `cmlbed simulate` runs a plan
 // adopted between rounds, plan::PlanPhase).
-plan::SimulationInput plan_input(const Config& config, const plan::Profile& profile,
+plan::SimulationInput plan_input(const PlanSpec& spec, const plan::Profile& profile,
                                  const std::vector<std::size_t>& samples, const std::vector<DeviceChoice>& plan,
                                  std::optional<std::int64_t> links_held_at_ns = std::nullopt);
 

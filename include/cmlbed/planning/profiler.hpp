@@ -5,8 +5,8 @@
 // load; rank 0 collects them into one plan::Profile.
 #include <mpi.h>
 
-#include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
+#include "cmlbed/planning/plan_spec.hpp"
 
 namespace cmlbed::planning {
 
@@ -30,10 +30,10 @@ std::vector<std::int64_t> profiled_batch_sizes(std::int64_t batch, std::int64_t 
 // cores, so the lowest of them measures for all (their entries name it in
 // `measured_by` and carry their own role, slowdown and compute rate): on one machine
 // with server and device threads equal, one rank measures instead of every rank.
-plan::Profile profile_ranks(const Config& config, MPI_Comm comm, const ProfilerSettings& settings);
+plan::Profile profile_ranks(const PlanSpec& spec, MPI_Comm comm, const ProfilerSettings& settings);
 
 // Without MPI (`cmlbed simulate` without --profile): this process measures as the
 // server and as device 1 (each with its threads), one after the other.
-plan::Profile profile_in_process(const Config& config, const ProfilerSettings& settings);
+plan::Profile profile_in_process(const PlanSpec& spec, const ProfilerSettings& settings);
 
 }  // namespace cmlbed::planning

@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
@@ -29,14 +28,16 @@ constexpr double kReplanGain = 0.01;
 
 // When the first plan (before round 1, or `cmlbed plan`'s) holds the links: at time 0 for
 // a run that re-plans, never otherwise (search_plan's links_held_at_ns).
-std::optional<std::int64_t> first_plan_links_held_at(const Config& config);
+std::optional<std::int64_t> first_plan_links_held_at(const PlanSpec& spec);
 
 class Replanner : public train::PlanChanges {
  public:
-  // `plan`: the plan in force, made for the links at time 0. `profile` and `freedom`
-  // (what the planner may choose, per device) matter on the server only.
-  Replanner(const Config& config, int devices, bool is_server, plan::Profile profile,
-            std::vector<DeviceFreedom> freedom, std::vector<DeviceChoice> plan);
+  // `spec`: the run's (with the plan in force in place of auto), one entry per device.
+  // `plan`: the plan in force, made for the links at time 0. `profile`, `freedom` (what
+  // the planner may choose, per device) and `samples` (each device's share of the data,
+  // SampleCounts::devices) matter on the server only.
+  Replanner(PlanSpec spec, bool is_server, plan::Profile profile, std::vector<DeviceFreedom> freedom,
+            std::vector<DeviceChoice> plan, std::vector<std::size_t> samples);
 
   // Collective on `comm`, after round `round` (0-based) and its evaluation.
   // `links_elapsed_ns`: how long the links have run (the server's figure counts). The
@@ -61,7 +62,7 @@ class Replanner : public train::PlanChanges {
   // when it is adopted.
   std::optional<std::vector<DeviceChoice>> plan_again(int round, std::int64_t links_elapsed_ns, const Rates& now);
 
-  Config config_;  // the run's (with the plan in force filled in)
+  PlanSpec spec_;  // the run's (with the plan in force filled in)
   int devices_;
   bool is_server_;
   plan::Profile profile_;

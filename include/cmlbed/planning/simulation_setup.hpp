@@ -1,5 +1,5 @@
 #pragma once
-// From a configuration and a profile to the schedule simulator's input: each device's
+// From a configuration's spec (plan_spec.hpp) and a profile to the schedule simulator's input: each device's
 // stage lengths (its profile's layer times at every micro-batch size, stretched by its
 // devices.slowdown, or its FLOPs / devices.flops), its links, mini-batches and sizes,
 // as the runtime's methods would have them.
@@ -10,6 +10,7 @@
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
+#include "cmlbed/planning/plan_spec.hpp"
 
 namespace cmlbed::planning {
 
@@ -26,7 +27,7 @@ std::vector<std::size_t> device_sample_counts(const Config& config, int devices)
 // the profile: the whole model's forward per sample at the largest batch size it
 // measured, over `test_samples` (adasplit: once per device's model). The runtime scores
 // in batches of 500 without gradients, a little faster per sample: an upper estimate.
-double evaluation_seconds(const Config& config, const plan::Profile& profile, std::size_t test_samples,
+double evaluation_seconds(const PlanSpec& spec, const plan::Profile& profile, std::size_t test_samples,
                           int devices);
 
 // Device d (1..samples.size()) takes its times from the profile's rank d when the
@@ -39,12 +40,7 @@ struct PlanOverride {
   std::optional<std::size_t> split;
   std::optional<int> micro_batches;
 };
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
+plan::SimulationInput simulation_input(const PlanSpec& spec, const plan::Profile& profile,
                                        const std::vector<std::size_t>& samples, const PlanOverride& override = {});
-// The same with the configured model's model::layer_stats given, for a caller that
-// builds many inputs (the planner: building the model is most of the cost).
-plan::SimulationInput simulation_input(const Config& config, const plan::Profile& profile,
-                                       const std::vector<std::size_t>& samples, const PlanOverride& override,
-                                       const std::vector<model::LayerStats>& stats);
 
 }  // namespace cmlbed::planning

@@ -11,31 +11,12 @@
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/image_set.hpp"
 #include "cmlbed/model/split_model.hpp"
-#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/train/evaluation.hpp"
 #include "cmlbed/train/method.hpp"
+#include "cmlbed/train/training_settings.hpp"
 
 namespace cmlbed::train {
 
-struct TrainingSettings {
-  model::ModelOptions model;
-  std::uint64_t seed = 1;
-  std::int64_t batch_size = 32;
-  std::int64_t local_epochs = 1;
-  std::int64_t local_iterations = 0;  // > 0 overrides local_epochs
-  int rounds = 1;
-  int aggregate_every = 1;  // FedAvg every k rounds and after the last
-
-  // Whether the round (0-based) ends with an aggregation.
-  bool aggregates_after(int round) const { return plan::averages_after(round, aggregate_every, rounds); }
-  std::string optimizer = "sgd";
-  double lr = 0.01, momentum = 0.9, weight_decay = 0;
-  // train.optimizer_state = reset: a fresh optimizer wherever a model's weights are
-  // replaced from outside (an average, a handed-over device part); keep: its state
-  // carries on.
-  bool reset_optimizer_state = true;
-};
-TrainingSettings training_settings(const Config& config);
 
 // nullptr for a module without parameters (an empty model part).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Module& module,
