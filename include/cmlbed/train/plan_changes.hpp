@@ -15,7 +15,7 @@ namespace cmlbed::train {
 
 class PlanChanges {
  public:
-  virtual ~PlanChanges() = default;
+  virtual ~PlanChanges();  // defined in plan_changes.cpp: the vtable lives in one unit
 
   struct Outcome {
     bool checked = false;                              // the planner ran (rank 0 added rows)

@@ -1,0 +1,7 @@
+#include "cmlbed/train/plan_changes.hpp"
+
+namespace cmlbed::train {
+
+PlanChanges::~PlanChanges() = default;
+
+}  // namespace cmlbed::train
