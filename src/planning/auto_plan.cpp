@@ -209,7 +209,8 @@ void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const st
 
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
-  // Derived once: nothing below reads an option of the probe.
+  // Derived once: below, only the profile's path and the devices' shares of the data
+  // (device_sample_counts, a read of the data set) come from the probe itself.
   const PlanSpec spec = plan_spec(probe, devices);
   const std::string profile_file = probe.text("plan.profile");
   std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);

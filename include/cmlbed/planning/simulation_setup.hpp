@@ -33,7 +33,8 @@ double evaluation_seconds(const PlanSpec& spec, const plan::Profile& profile, st
 // Device d (1..samples.size()) takes its times from the profile's rank d when the
 // profile has it, else from its last device rank (a profile of fewer ranks, e.g.
 // `cmlbed simulate --devices N`). Throws ConfigError when the profile does not fit the configuration (another model or
-// batch size too large for its measured sizes) or the method cannot be simulated.
+// batch size too large for its measured sizes) or the method cannot be simulated, and
+// std::invalid_argument when `spec` holds fewer devices than `samples`.
 // `split` / `micro_batches`, when given, replace every device's model.split and
 // pipar.micro_batches (a candidate of the planner).
 struct PlanOverride {

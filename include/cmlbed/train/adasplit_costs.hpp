@@ -1,7 +1,7 @@
 #pragma once
 // AdaSplit's settings and the FLOPs its stages count, public so that the planner's
 // simulator input (planning/simulation_setup.cpp) books the same work as the method
-// (adasplit.cpp, which defines these).
+// (adasplit.cpp); adasplit_costs.cpp defines them.
 #include <cstdint>
 
 #include "cmlbed/config/config.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // The training settings every method shares, read from [train], [model] and
-// [experiment] (local_training.cpp defines training_settings). Without LibTorch, so that
+// [experiment] (training_settings.cpp). Without LibTorch, so that
 // the planner's spec and the programs can hold them.
 #include <cstdint>
 #include <string>
