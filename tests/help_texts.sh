@@ -10,8 +10,8 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 table=$("$cmlbed" info --methods) || { echo "FAIL: cmlbed info --methods"; exit 1; }
-# Columns: method splits turns replicas micro averages local gradients personalised auto
-# simulate resume noise mechanisms; rows until the blank line.
+# Columns: method splits turns replicas ordered micro averages local gradients personalised
+# auto simulate resume noise mechanisms; rows until the blank line.
 rows=$(awk 'NR > 1 && NF == 0 { exit } NR > 1' <<<"$table")
 [[ $(wc -l <<<"$rows") -ge 5 ]] || fail "info --methods has fewer than 5 rows: $table"
 # join COLUMN LAST: the names with "yes" in COLUMN, "a, b and c" (LAST = and) or "a, b, c".
@@ -19,7 +19,7 @@ join() {
   awk -v col="$1" -v last="$2" '$col == "yes" { n++; name[n] = $1 }
     END { for (i = 1; i <= n; i++) printf "%s%s", (i == 1 ? "" : (i == n && last != "," ? " " last " " : ", ")), name[i] }' <<<"$rows"
 }
-simulatable=$(join 11 ,) plannable=$(join 10 or)
+simulatable=$(join 12 ,) plannable=$(join 11 or)
 [[ -n $simulatable && -n $plannable ]] || fail "no simulatable or plannable method in: $rows"
 all=$(awk '{ printf "%s%s", (NR == 1 ? "" : ", "), $1 }' <<<"$rows")
 
@@ -43,5 +43,14 @@ commands=$("$cmlbed" nosuchcommand 2>&1 >/dev/null | sed -n "s/.*commands: \([a-
 for command in $(sed -n 's/^  cmlbed \([a-z]\+\) .*/\1/p' <<<"$usage" | sort -u); do
   grep -qw "$command" <<<"$commands" || fail "unknown-command error does not name $command (it names: $commands)"
 done
+# cmlbed-report keeps its own sets of the methods and of those that split the model (a
+# results file names its method, not the method's traits): they must be the table's.
+summary=$(dirname "$0")/../scripts/cmlbed_report/summary.py
+py_set() { sed -n "s/^$1 = frozenset({\(.*\)})/\1/p" "$summary" | tr -d '" ' | tr ',' '\n' | sort | paste -sd,; }
+table_set() { awk -v col="$1" 'col == 0 || $col == "yes" { print $1 }' <<<"$rows" | sort | paste -sd,; }
+[[ $(py_set KNOWN_METHODS) == "$(table_set 0)" ]] ||
+  fail "summary.py's KNOWN_METHODS ($(py_set KNOWN_METHODS)) are not the table's methods ($(table_set 0))"
+[[ $(py_set SPLIT_METHODS) == "$(table_set 2)" ]] ||
+  fail "summary.py's SPLIT_METHODS ($(py_set SPLIT_METHODS)) are not the table's splitting methods ($(table_set 2))"
 echo "help_texts: $failures failure(s)"
 ((failures == 0))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The schedule simulator against the runtime: for fl, sl, sfl, pipar and adasplit (and sfl
+# The schedule simulator against the runtime: for fl, sl, sfl, pipar, sfl2 and adasplit (and sfl
 # and sl with train.personalised) on the same small configuration, `cmlbed simulate` (from
 # a profile of `cmlbed profile`) predicts the bytes, messages and FLOPs of every rank and
 # round exactly, and the mean round time
@@ -28,7 +28,7 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
 # random (the simulator replays the run's orchestrator: same picks, exact bytes).
 # sfl-personalised, sl-personalised: train.personalised (no device part travels; sl's
 # turns start with a one-byte control word).
-for case in fl sl sfl pipar pipar-mixed adasplit sfl-personalised sl-personalised; do
+for case in fl sl sfl pipar pipar-mixed sfl2 adasplit sfl-personalised sl-personalised; do
   method=${case%-mixed} method=${method%-personalised}
   extra=()
   [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1 "--device.1.uplink_rate=uniform(1mbit,3mbit)"
@@ -51,7 +51,7 @@ import h5py
 import numpy as np
 work = sys.argv[1]
 bad = []
-for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "adasplit", "sfl-personalised", "sl-personalised"):
+for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "sfl2", "adasplit", "sfl-personalised", "sl-personalised"):
     with h5py.File(f"{work}/run-{method}.h5", "r") as f:
         real = f["rounds"][:]
     with h5py.File(f"{work}/sim-{method}.h5", "r") as f:
@@ -188,6 +188,31 @@ for b in bad: print("FAIL:", b)
 sys.exit(1 if bad else 0)
 PY
 
+# sfl2 with auto and devices that differ (device 2's uplink thin): one server part takes
+# one cut, so the planner picks one split for both devices and refines none per device;
+# `cmlbed simulate` plans the same from the same profile.
+sfl2_auto=("${unplanned[@]}" --experiment.method=sfl2 --model.split=auto --device.2.uplink_rate=500kbit)
+"$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${sfl2_auto[@]}" --plan.profile="$work/profile.json" \
+  --output.file="$work/sfl2-auto.h5" >"$work/sfl2-auto.out" 2>&1 || { cat "$work/sfl2-auto.out"; fail "sfl2 auto: run failed"; }
+"$cmlbed" simulate "${sfl2_auto[@]}" --devices 2 --profile "$work/profile.json" --output.file="$work/sim-sfl2-auto.h5" \
+  >"$work/sim-sfl2-auto.out" 2>&1 || { cat "$work/sim-sfl2-auto.out"; fail "sfl2 auto: simulate failed"; }
+"$python" - "$work" <<'PY' || failures=$((failures + 1))
+import sys
+import h5py
+work = sys.argv[1]
+with h5py.File(f"{work}/sfl2-auto.h5", "r") as run, h5py.File(f"{work}/sim-sfl2-auto.h5", "r") as sim:
+    splits = [int(s) for s in run["plan"]["device_split"][:]]
+    simulated = [int(s) for s in sim["plan"]["device_split"][:]]
+    counts = [int(m) for m in run["plan"]["device_micro_batches"][:]]
+print(f"sfl2 auto: splits {splits} (simulate: {simulated}), micro-batches {counts}")
+bad = []
+if len(set(splits)) != 1: bad.append(f"sfl2 auto gave the devices different splits {splits}")
+if simulated != splits: bad.append(f"simulate chose {simulated}, the run {splits}")
+if counts != [1, 1]: bad.append(f"sfl2 auto chose micro-batches {counts}")
+for b in bad: print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+
 # plan.replan = on_change: the uplink is thin (0.5 mbit) until 1 s and fast from then on,
 # within round 1, so after round 1 the run re-plans (test_methods checks what that does to
 # the weights). `cmlbed simulate` of the same configuration and profile re-plans after the
@@ -262,7 +287,7 @@ else
 fi
 
 # Bad input: exit status 2, one line.
-for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl or pipar" \
+for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl, pipar or sfl2" \
            "--experiment.method=sfl --device.2.micro_batches=auto|only pipar uses micro-batches"; do
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" ${bad%%|*} --output.file="$work/bad.h5" \
     >/dev/null 2>"$work/err"
@@ -272,7 +297,7 @@ done
 "$cmlbed" simulate "${unplanned[@]}" --experiment.method=fl --model.split=auto --devices 2 \
   --profile "$work/profile.json" --output.file="$work/fl-auto.h5" >/dev/null 2>"$work/err"
 status=$?
-((status == 2)) && grep -q "auto needs experiment.method = sfl or pipar" "$work/err" || { cat "$work/err"; fail "simulate fl auto: status $status"; }
+((status == 2)) && grep -q "auto needs experiment.method = sfl, pipar or sfl2" "$work/err" || { cat "$work/err"; fail "simulate fl auto: status $status"; }
 "$cmlbed" simulate "${settings[@]}" --experiment.method=transfer --devices 2 --profile "$work/profile.json" \
   --output.file="$work/transfer.h5" >/dev/null 2>"$work/err"
 status=$?

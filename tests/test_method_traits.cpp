@@ -31,7 +31,10 @@ TEST(MethodTable, TraitsAgreeWithEachOther) {
     }
     EXPECT_FALSE(m.takes_turns && m.server_replicas);
     EXPECT_TRUE(!m.micro_batches || m.server_replicas);  // pipelined replicas
-    EXPECT_TRUE(!m.plannable || m.server_replicas);      // the planner's search space
+    // The planner's search space: a cut per device (replicas) or one for all (one server part).
+    EXPECT_TRUE(!m.plannable || m.server_replicas || m.serves_in_device_order);
+    // Devices served in an order: at once, by one server part, their parts then averaged.
+    EXPECT_TRUE(!m.serves_in_device_order || (!m.takes_turns && !m.server_replicas && m.averages && m.splits_model));
     EXPECT_FALSE(m.personalisable && m.personalised_always);
     EXPECT_EQ(m.personalised_refusal.empty(), m.personalisable) << "a refusal exactly where refused";
     EXPECT_EQ(m.trains, m.noise != NoiseTarget::nothing);
@@ -62,15 +65,15 @@ TEST(MethodTable, ExperimentMethodTakesItsNamesDefaultAndHelpFromTheTable) {
 TEST(MethodTable, ListsReadAsEnglishAndUnknownNamesAreRefused) {
   EXPECT_EQ(method_list([](const MethodTraits& m) { return m.name == "sfl" || m.name == "pipar"; }, "or"),
             "sfl or pipar");
-  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }), "fl, sfl, pipar");
-  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }, "and"), "fl, sfl and pipar");
+  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }), "fl, sfl, pipar, sfl2");
+  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }, "and"), "fl, sfl, pipar and sfl2");
   EXPECT_EQ(method_list([](const MethodTraits&) { return false; }), "");
   EXPECT_EQ(find_method("fedprox"), nullptr);
   try {
     method_traits("fedprox");
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("fedprox is not a method; methods: fl, sl, sfl, pipar, adasplit, transfer"),
+    EXPECT_NE(std::string(e.what()).find("fedprox is not a method; methods: fl, sl, sfl, pipar, sfl2, adasplit, transfer"),
               std::string::npos)
         << e.what();
   }

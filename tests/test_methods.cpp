@@ -6,7 +6,7 @@
 //  - the timeline tells the truth: under a tight uplink the server idles least with
 //    pipar, more with sfl, most with fl; the server's waits are on it;
 //  - FLOPs and messages are counted from what ran (LeNet by hand; fl = sfl's device +
-//    server); per-device evaluation scores each device on its own classes;
+//    server = sfl2's); per-device evaluation scores each device on its own classes;
 //  - train.optimizer_state: reset gives every device a fresh optimizer after an average
 //    (one device then trains as a centralised run whose optimizer restarts each round),
 //    keep carries it on; with plain SGD both are the same;
@@ -14,7 +14,9 @@
 //    whole round answer one class whatever the input;
 //  - train.personalised: one device trains as without it; with two, the device parts
 //    differ and the server parts are equal, no device part is sent (bytes by hand), and
-//    each device is scored with its own part and the server part.
+//    each device is scored with its own part and the server part;
+//  - sfl2 (SplitFed V2) with one device trains as sl does, and with three the server
+//    takes each device's round in turn, in the seeded order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +32,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
+#include "cmlbed/plan/round_rules.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/config/option_table.hpp"
@@ -337,8 +340,41 @@ TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
   std::remove(trace.c_str());
 }
 
+// SplitFed V2 with one device: the one server part and the device part see sl's batches
+// in sl's order, and train.optimizer_state = reset renews the device's optimizer at sl's
+// hand-over and after sfl2's average alike (neither renews the server part's): sl's
+// weights, bit for bit (an average of one part in float64 is the part). With three
+// devices the server serves each device's whole round in turn, in the order
+// plan::device_serving_order draws from (experiment.seed, round): the peers of its
+// gradient messages, in the order they left.
+TEST_F(Methods, SplitFedV2WithOneDeviceIsSlAndServesDevicesInTheSeededOrder) {
+  const std::vector<std::string> adam = {"--train.optimizer=adam", "--train.lr=0.002"};
+  const auto sl = trace::ResultsFile::read_model(run(2, "sfl2_as_sl", plus(adam, {"--experiment.method=sl"})), "model");
+  const auto sfl2 =
+      trace::ResultsFile::read_model(run(2, "sfl2_one", plus(adam, {"--experiment.method=sfl2"})), "model");
+  EXPECT_EQ(sfl2, sl);
+
+  const std::vector<std::string> options = {"--experiment.method=sfl2", "--train.local_iterations=3",
+                                            "--experiment.seed=5"};
+  const std::string file = run(4, "sfl2_order", options);
+  std::vector<trace::Event> sends;
+  for (const trace::Event& e : trace::ResultsFile::read_events(file, 0)) {
+    if (e.kind == trace::EventKind::send && e.message == trace::MessageType::gradient) sends.push_back(e);
+  }
+  std::stable_sort(sends.begin(), sends.end(),
+                   [](const trace::Event& a, const trace::Event& b) { return a.t_start_ns < b.t_start_ns; });
+  std::map<int, std::vector<int>> peers;  // per round
+  for (const trace::Event& e : sends) peers[e.round].push_back(e.peer);
+  ASSERT_EQ(peers.size(), 2u);
+  for (const auto& [round, sent] : peers) {
+    std::vector<int> expected;
+    for (const int device : plan::device_serving_order(5, round, 3)) expected.insert(expected.end(), 3, device);
+    EXPECT_EQ(sent, expected) << "round " << round;
+  }
+}
+
 TEST_F(Methods, EveryMethodLearns) {
-  for (const char* method : {"fl", "sl", "sfl", "pipar"}) {
+  for (const char* method : {"fl", "sl", "sfl", "pipar", "sfl2"}) {
     const auto file = run(3, std::string("learn_") + method,
                           {std::string("--experiment.method=") + method, "--experiment.rounds=5",
                            "--train.local_iterations=20"});
@@ -384,7 +420,7 @@ TEST_F(Methods, FlopsAreCountedFromWhatRan) {
   const std::vector<std::string> one_batch = {"--data.synthetic_shape=1x32x32", "--train.local_iterations=1",
                                               "--experiment.rounds=1"};
   std::map<std::string, trace::RoundRecord> round;
-  for (const char* method : {"fl", "sfl", "pipar"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sfl2"}) {
     auto options = one_batch;
     options.push_back(std::string("--experiment.method=") + method);
     const auto rounds = trace::ResultsFile::read_rounds(run(2, std::string("flops_") + method, options));
@@ -394,7 +430,7 @@ TEST_F(Methods, FlopsAreCountedFromWhatRan) {
   }
   EXPECT_DOUBLE_EQ(round["fl"].flops[1], expected);
   EXPECT_DOUBLE_EQ(round["fl"].flops[0], 0.0);  // the server only averages (not counted)
-  for (const char* method : {"sfl", "pipar"}) {
+  for (const char* method : {"sfl", "pipar", "sfl2"}) {
     EXPECT_GT(round[method].flops[0], 0.0) << method;
     EXPECT_DOUBLE_EQ(round[method].flops[0] + round[method].flops[1], round["fl"].flops[1]) << method;
   }
@@ -406,6 +442,11 @@ TEST_F(Methods, FlopsAreCountedFromWhatRan) {
   EXPECT_EQ(round["sfl"].messages_down, 2);
   EXPECT_EQ(round["pipar"].messages_up, 5);
   EXPECT_EQ(round["pipar"].messages_down, 5);
+  // sfl2 sends what sfl sends: only the server's order differs.
+  EXPECT_EQ(round["sfl2"].messages_up, 2);
+  EXPECT_EQ(round["sfl2"].messages_down, 2);
+  EXPECT_EQ(round["sfl2"].bytes_up, round["sfl"].bytes_up);
+  EXPECT_EQ(round["sfl2"].bytes_down, round["sfl"].bytes_down);
 }
 
 TEST_F(Methods, ServerWaitsAreOnTheTimeline) {

@@ -1,6 +1,6 @@
 // `cmlbed run --resume` under mpirun, checked through the results files:
 //  - a run stopped by SIGTERM and resumed ends with the weights of the same run never
-//    stopped, bit for bit, for fl, sfl, pipar, sl and adasplit, and sfl and sl with
+//    stopped, bit for bit, for fl, sfl, pipar, sfl2, sl and adasplit, and sfl and sl with
 //    train.personalised; its /rounds rows before the cut are the ones the stopped run
 //    wrote, each round is there once, and every round's loss, accuracy, bytes, messages
 //    and FLOPs equal the uninterrupted run's;
@@ -55,7 +55,7 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 // the rate; fl trains the whole model on the device, sl one device at a time).
 std::string paced(const std::string& method) {
   static const std::map<std::string, std::string> mflops = {
-      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sl", "80"}, {"adasplit", "130"}};
+      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"sl", "80"}, {"adasplit", "130"}};
   return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
 }
 
@@ -307,7 +307,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
 }
 
 TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
-  for (const char* method : {"fl", "sfl", "pipar", "sl", "adasplit"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "adasplit"}) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, 2, 5, {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -324,6 +325,58 @@ TEST(SimulatedPersonalisedSfl, TheServerAveragesItsReplicasAloneAndNothingTravel
   EXPECT_EQ(averaged[0].t_end_ns, 15 * kSecond);
   for (int rank = 0; rank <= 2; ++rank) EXPECT_TRUE(sent(personal, rank, MessageType::model).empty()) << rank;
   EXPECT_EQ(personal.flops, plain.flops);
+}
+
+// sfl2, two devices with two mini-batches each, stages as in SimulatedSlTurns: both devices
+// upload at 1 s, but the server takes the order's first device's round alone: its
+// mini-batches at 1-6 s and 8-13 s (the second forward starts at 7 s, once the device has
+// stepped). The other device's upload has waited since 1 s; it is taken at 13 s, its next
+// at 20 s; it steps for the last time in 25-26 s, and the parts (no values) are averaged
+// at once: 26 s. sfl on one stream would interleave the two devices.
+TEST(SimulatedSplitFedV2, TheServerTakesOneDevicesRoundAtATimeInTheSeededOrder) {
+  SimulationInput input = two_devices("sfl2", 2);
+  for (SimulatedDevice& device : input.devices) device.batches = 2;
+  input.seed = 7;
+  const auto rounds = simulate(input);
+  ASSERT_EQ(rounds.size(), 2u);
+  for (const SimulatedRound& round : rounds) {
+    SCOPED_TRACE("round " + std::to_string(round.round));
+    const std::vector<int> order = device_serving_order(7, round.round, 2);
+    const auto starts = [&](int rank) {
+      std::vector<std::int64_t> at;
+      for (const Event& e : of_kind(round.events[static_cast<std::size_t>(rank)], EventKind::forward)) {
+        at.push_back((e.t_start_ns - round.start_ns) / kSecond);
+      }
+      return at;
+    };
+    EXPECT_EQ(round.end_ns - round.start_ns, 26 * kSecond);
+    EXPECT_EQ(starts(0), (std::vector<std::int64_t>{1, 8, 13, 20}));
+    EXPECT_EQ(starts(order[0]), (std::vector<std::int64_t>{0, 7}));
+    EXPECT_EQ(starts(order[1]), (std::vector<std::int64_t>{0, 19}));
+    std::vector<int> gradients_to;
+    for (const Event& e : sent(round, 0, MessageType::gradient)) gradients_to.push_back(e.peer);
+    EXPECT_EQ(gradients_to, (std::vector<int>{order[0], order[0], order[1], order[1]}));
+  }
+  // The same FLOPs as sfl: only the order differs.
+  input.method = "sfl";
+  EXPECT_EQ(simulate(input)[0].flops, rounds[0].flops);
+}
+
+// The order is a permutation drawn from (seed, round) alone, so the runtime and the
+// simulator (and any machine) agree on it; it changes from round to round and with the seed.
+TEST(DeviceServingOrder, APermutationFixedBySeedAndRound) {
+  std::set<std::vector<int>> seen;
+  for (int round = 0; round < 20; ++round) {
+    std::vector<int> order = device_serving_order(1, round, 5);
+    EXPECT_EQ(order, device_serving_order(1, round, 5));
+    seen.insert(order);
+    std::sort(order.begin(), order.end());
+    EXPECT_EQ(order, (std::vector<int>{1, 2, 3, 4, 5}));
+  }
+  EXPECT_GT(seen.size(), 10u);
+  EXPECT_NE(device_serving_order(1, 0, 8), device_serving_order(2, 0, 8));
+  EXPECT_EQ(device_serving_order(1, 0, 1), (std::vector<int>{1}));
+  EXPECT_TRUE(device_serving_order(1, 0, 0).empty());
 }
 
 TEST(SlTurns, RoundRobinUntilEveryDeviceHasTrainedItsMiniBatches) {

@@ -20,11 +20,12 @@ from .errors import ReportError
 # lives in a section named after the method ([pipar], [adasplit], ...), so the rule
 # needs no list of options: a new method's section is skipped as soon as a run of it
 # is among the files, and the known methods cover sections of methods that are not.
-KNOWN_METHODS = frozenset({"fl", "sl", "sfl", "pipar", "adasplit", "transfer"})
+# Both sets mirror the method table (`cmlbed info --methods`); ctest help_texts checks them.
+KNOWN_METHODS = frozenset({"fl", "sl", "sfl", "pipar", "sfl2", "adasplit", "transfer"})
 _NOT_THE_EXPERIMENT_SECTIONS = frozenset({"output"})
 _NOT_THE_EXPERIMENT_OPTIONS = frozenset({("experiment", "method")})
 # Methods that split the model: their split 0 sends raw samples to the server.
-SPLIT_METHODS = frozenset({"sl", "sfl", "pipar", "adasplit"})
+SPLIT_METHODS = frozenset({"sl", "sfl", "pipar", "sfl2", "adasplit"})
 RAW_DATA_NOTE = "* split 0: raw data uploaded (centralised training, not split learning)"
 
 

@@ -85,8 +85,8 @@ void print_zoo(const ImageShape& input, std::int64_t classes) {
 // The method table (config/methods.hpp): what each method does, one row each.
 void print_methods() {
   const auto mark = [](bool yes) { return yes ? "yes" : "-"; };
-  std::printf("%-9s %6s %5s %8s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", "method", "splits", "turns",
-              "replicas", "micro", "averages", "local", "gradients", "personalised", "auto", "simulate", "resume",
+  std::printf("%-9s %6s %5s %8s %7s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", "method", "splits", "turns",
+              "replicas", "ordered", "micro", "averages", "local", "gradients", "personalised", "auto", "simulate", "resume",
               "DP noise on", "privacy.mechanism");
   for (const MethodTraits& m : method_table()) {
     std::string mechanisms;
@@ -95,8 +95,9 @@ void print_methods() {
                         : m.noise == NoiseTarget::activations ? "activations"
                                                               : "-";
     const char* personalised = m.personalised_always ? "always" : mark(m.personalisable);
-    std::printf("%-9s %6s %5s %8s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", m.name.c_str(),
-                mark(m.splits_model), mark(m.takes_turns), mark(m.server_replicas), mark(m.micro_batches),
+    std::printf("%-9s %6s %5s %8s %7s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", m.name.c_str(),
+                mark(m.splits_model), mark(m.takes_turns), mark(m.server_replicas),
+                mark(m.serves_in_device_order), mark(m.micro_batches),
                 mark(m.averages), mark(m.local_phase), mark(m.sends_gradients), personalised, mark(m.plannable),
                 mark(m.simulatable), mark(m.checkpointable), noise, mechanisms.c_str());
   }
@@ -110,7 +111,7 @@ int info_command(int argc, char** argv) {
   po::options_description options("cmlbed info options");
   options.add_options()("help,h", "show this help")(
       "methods", "the methods and what each does (the method table: splits the model, takes turns, "
-                 "server replicas, micro-batches, averages, local phase, gradients sent back, "
+                 "server replicas, devices served in a seeded order, micro-batches, averages, local phase, gradients sent back, "
                  "train.personalised, auto, cmlbed simulate, --resume, what DP noise perturbs)")(
       "model", po::value<std::string>(), "one model: vgg5 vgg11 vgg16 resnet18 "
                                          "mobilenetv3-small mobilenetv3-large lenet")(

@@ -49,6 +49,21 @@ std::vector<MethodTraits> build_table() {
   pipar.summary = "PiPar: SplitFed with mini-batches cut into micro-batches that pipeline compute and links";
   pipar.micro_batches = true;
 
+  MethodTraits& sfl2 = rows.emplace_back();
+  sfl2.name = "sfl2";
+  sfl2.summary = "SplitFed V2: every device at once; one server part serves them one device at a time, "
+                 "in a seeded random order; device parts averaged";
+  sfl2.splits_model = true;
+  sfl2.serves_in_device_order = true;
+  sfl2.averages = true;
+  sfl2.sends_gradients = true;
+  sfl2.personalisable = true;
+  sfl2.plannable = true;
+  sfl2.simulatable = true;
+  sfl2.checkpointable = true;
+  sfl2.noise = NoiseTarget::activations;
+  sfl2.privacy_mechanisms = {"none", "gaussian", "laplace"};
+
   MethodTraits& adasplit = rows.emplace_back();
   adasplit.name = "adasplit";
   adasplit.summary = "AdaSplit: local rounds, then an orchestrator picks the devices the server trains on; "

@@ -42,6 +42,11 @@ class RoundSimulation {
       for (const SimulatedDevice& dev : input.devices) batches.push_back(dev.batches);
       turns_ = sl_turns(batches, input.sl_batches_per_turn);
     }
+    if (method_.serves_in_device_order) {
+      order_ = device_serving_order(input.seed, round, devices_);
+      for (const SimulatedDevice& dev : input.devices) unserved_.push_back(dev.batches * dev.micro_batches);
+      skip_served_devices();
+    }
   }
 
   SimulatedRound run() {
@@ -197,7 +202,9 @@ class RoundSimulation {
   // streams the main thread only receives and queues, so arrival order is the bytes'.
   void arrive(const Pending& p) {
     const auto d = static_cast<std::size_t>(p.device - 1);
-    if (one_receive_per_device_ && queued_[d]) {
+    // sfl2: a device's receive is posted when its turn in the order comes.
+    const bool not_its_turn = !order_.empty() && (order_at_ >= order_.size() || order_[order_at_] != p.device);
+    if (not_its_turn || (one_receive_per_device_ && queued_[d])) {
       held_[d].push_back(p);
       return;
     }
@@ -240,7 +247,16 @@ class RoundSimulation {
       }
     }
     stream_free_ns_[stream] = t;
+    if (!order_.empty() && --unserved_[static_cast<std::size_t>(job.device - 1)] == 0) {
+      skip_served_devices();  // sfl2: the next device's turn, its first held upload taken at t
+      if (order_at_ < order_.size()) post_next_receive(order_[order_at_], t);
+    }
     push(t, What::server_free, static_cast<int>(stream));
+  }
+
+  // sfl2: past the devices in the order whose micro-batches are all served.
+  void skip_served_devices() {
+    while (order_at_ < order_.size() && unserved_[static_cast<std::size_t>(order_[order_at_] - 1)] == 0) ++order_at_;
   }
 
   // Backwards in order as their gradients arrive, then one step for the mini-batch.
@@ -275,10 +291,15 @@ class RoundSimulation {
   }
 
   // The server's averaging from `start`: every device's whole model, or personalised its
-  // server replica alone; returns its end.
+  // server replica alone; sfl2: every device's part and the one server part once. Returns
+  // its end.
   std::int64_t aggregate(std::int64_t start) {
     double seconds = in_.aggregate_s_per_parameter * static_cast<double>(in_.model_state_values) * devices_;
-    if (in_.personalised) {
+    if (method_.serves_in_device_order) {
+      double values = static_cast<double>(in_.model_state_values - in_.devices.front().part_state_values);
+      for (const SimulatedDevice& dev : in_.devices) values += in_.personalised ? 0.0 : static_cast<double>(dev.part_state_values);
+      seconds = in_.aggregate_s_per_parameter * values;
+    } else if (in_.personalised) {
       double values = 0;
       for (const SimulatedDevice& dev : in_.devices) values += static_cast<double>(in_.model_state_values - dev.part_state_values);
       seconds = in_.aggregate_s_per_parameter * values;
@@ -305,6 +326,9 @@ class RoundSimulation {
   int models_ = 0;
   std::vector<SlTurn> turns_;  // sl: the round's turns, in order
   std::size_t turn_ = 0;       // sl: the turn under way
+  std::vector<int> order_;     // sfl2: the order the server serves the devices in this round
+  std::size_t order_at_ = 0;   // sfl2: the device being served (index into order_)
+  std::vector<std::int64_t> unserved_;  // sfl2: per device, micro-batches not served yet
 };
 
 // The inputs of the later plans' rounds: the run's, each device cut as the plan cuts it.

@@ -187,7 +187,8 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
   result.chosen.split = result.choices.front().split;
   result.chosen.micro_batches = result.choices.front().micro_batches;
 
-  if (devices > 1 && devices_differ(spec, samples)) {
+  // Per-device choices need a server part per device (one server part takes one cut).
+  if (devices > 1 && method.server_replicas && devices_differ(spec, samples)) {
     for (int pass = 1; pass <= kMaxPasses; ++pass) {
       result.passes = pass;
       bool changed = false;

@@ -221,6 +221,7 @@ plan::SimulationInput simulation_input(const PlanSpec& spec, const plan::Profile
   input.rounds = settings.rounds;
   input.aggregate_every = settings.aggregate_every;
   input.server_streams = spec.server_streams;
+  input.seed = settings.seed;
   input.sl_batches_per_turn = spec.sl_batches_per_turn;
   input.personalised = spec.personalised;
   input.host_cores = spec.host_cores;

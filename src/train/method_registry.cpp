@@ -38,6 +38,7 @@ const std::vector<Registered>& registry() {
       {"sl", split(SplitSchedule::sl)},
       {"sfl", split(SplitSchedule::sfl)},
       {"pipar", split(SplitSchedule::pipar)},
+      {"sfl2", split(SplitSchedule::sfl2)},
       {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };

@@ -52,7 +52,7 @@ SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int r
   personalised_ = config.flag("train.personalised");
   server_threads_ = static_cast<int>(config.integer("train.server_threads"));
   if (rank == 0) {
-    const int replicas = schedule == SplitSchedule::sl ? 1 : devices;
+    const int replicas = one_server_part() ? 1 : devices;
     for (int i = 0; i < replicas; ++i) {
       ServerPart server;
       server.part = std::make_unique<model::ModelPart>(settings_.model, splits_[static_cast<std::size_t>(i)],
@@ -88,12 +88,13 @@ std::size_t SplitLearning::split_for(int device) const {
 }
 
 SplitLearning::ServerPart& SplitLearning::server_for(int device) {
-  return server_parts_[schedule_ == SplitSchedule::sl ? 0 : static_cast<std::size_t>(device - 1)];
+  return server_parts_[one_server_part() ? 0 : static_cast<std::size_t>(device - 1)];
 }
 
 void SplitLearning::run_round(const RoundContext& context) {
   if (rank_ != 0) return train_device_round(context);
   if (schedule_ == SplitSchedule::sl) return serve_sequential_round(context);
+  if (schedule_ == SplitSchedule::sfl2) return serve_in_device_order(context);
   serve_parallel_round(context);
 }
 
@@ -195,6 +196,18 @@ void SplitLearning::exchange_device_part(const RoundContext& context) {
 
 void SplitLearning::serve_parallel_round(const RoundContext& context) {
   serve_devices(context, round_micro_batches());
+  if (settings_.aggregates_after(context.round)) aggregate(context);
+}
+
+// sfl2: the devices train at once, but the one server part takes them one at a time:
+// every micro-batch of the order's first device, then of the next. The others' uploads
+// wait, their receives not posted, so a device whose turn comes late idles on its first
+// gradient. The device parts are averaged as in sfl.
+void SplitLearning::serve_in_device_order(const RoundContext& context) {
+  const std::map<int, std::int64_t> micro_batches = round_micro_batches();
+  for (const int device : plan::device_serving_order(settings_.seed, context.round, devices_)) {
+    serve_devices(context, {{device, micro_batches.at(device)}});
+  }
   if (settings_.aggregates_after(context.round)) aggregate(context);
 }
 
@@ -310,7 +323,8 @@ void SplitLearning::serve_micro_batch(const RoundContext& context, int device, c
 // copy of the model; layers are averaged by name (weighted by the devices' shares), so
 // devices may split at different layers. Personalised: the server replicas alone (each
 // device keeps its part), weighted by the devices' shares as the server knows them;
-// nothing is received or sent.
+// nothing is received or sent. sfl2's one server part is taken once, as it is: there is
+// nothing to average it with.
 void SplitLearning::aggregate(const RoundContext& context) {
   std::vector<net::RecvHandle> uploads;
   for (int device = 1; device <= devices_ && !personalised_; ++device) {
@@ -334,8 +348,9 @@ void SplitLearning::aggregate(const RoundContext& context) {
       weight = static_cast<double>(message.header.samples);
       add_copy(shadow, weight);
     }
-    add_copy(*server_for(device).part, weight);
+    if (!one_server_part()) add_copy(*server_for(device).part, weight);
   }
+  if (one_server_part()) add_copy(*server_parts_.front().part, 1.0);
   std::map<std::string, torch::Tensor> average;
   {
     auto stage = compute_stage(context, EventKind::aggregate);
@@ -344,7 +359,10 @@ void SplitLearning::aggregate(const RoundContext& context) {
     for (auto& server : server_parts_) {
       load_named_state(*server.part, average);
       // train.optimizer_state = reset: the replica's state was gathered on its own weights.
-      if (settings_.reset_optimizer_state) server.optimizer = make_optimizer(*server.part, settings_);
+      // (sfl2's one server part keeps its weights, and so its state.)
+      if (settings_.reset_optimizer_state && !one_server_part()) {
+        server.optimizer = make_optimizer(*server.part, settings_);
+      }
     }
   }
   if (personalised_) return;
@@ -364,11 +382,15 @@ void SplitLearning::aggregate(const RoundContext& context) {
 // their state (momentum, Adam's moments) restarts, since it belonged to the old parts.
 // The server sends the new device part past the link (Shaping::none, as evaluation
 // traffic): re-splitting is the testbed's act, not the method's traffic. New
-// micro-batch counts need nothing but the count.
+// micro-batch counts need nothing but the count. sfl2's one server part moves once, and
+// every device with it.
 void SplitLearning::apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) {
   if (schedule_ == SplitSchedule::sl) throw std::logic_error("sl has no plan to change");
   if (personalised_) throw std::logic_error("personalised device parts are not re-split (validation refuses plan.replan)");
   if (plan.size() != static_cast<std::size_t>(devices_)) throw std::invalid_argument("apply_plan: a plan for another device count");
+  if (one_server_part() && std::any_of(plan.begin(), plan.end(), [&](const DeviceChoice& c) { return c.split != plan.front().split; })) {
+    throw std::invalid_argument("apply_plan: one server part serves every device, so every device needs the same split");
+  }
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   std::map<std::string, torch::Tensor> whole;  // the server's averaged model, by name
@@ -383,10 +405,12 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
     if (choice.split == split_for(device)) continue;
     splits_[static_cast<std::size_t>(device - 1)] = choice.split;
     if (rank_ == 0) {
-      ServerPart& server = server_parts_[static_cast<std::size_t>(device - 1)];
-      server.part = std::make_unique<model::ModelPart>(settings_.model, choice.split, layers, settings_.seed);
-      load_named_state(*server.part, whole);
-      server.optimizer = make_optimizer(*server.part, settings_);
+      ServerPart& server = server_for(device);
+      if (!one_server_part() || device == 1) {
+        server.part = std::make_unique<model::ModelPart>(settings_.model, choice.split, layers, settings_.seed);
+        load_named_state(*server.part, whole);
+        server.optimizer = make_optimizer(*server.part, settings_);
+      }
       server_costs_[static_cast<std::size_t>(device - 1)] = model::part_cost(stats, choice.split, layers, true);
       auto& shadow = device_shadows_[static_cast<std::size_t>(device - 1)];
       shadow = std::make_unique<model::ModelPart>(settings_.model, 0, choice.split, settings_.seed);

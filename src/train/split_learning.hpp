@@ -10,7 +10,11 @@
 //          each side, so the mathematics are sfl's and only the timing changes;
 //  - sl    (vanilla split learning): one device at a time with a single server part;
 //          the device part goes from device to device through the server, after each
-//          device's sl.batches_per_turn mini-batches (plan::sl_turns).
+//          device's sl.batches_per_turn mini-batches (plan::sl_turns);
+//  - sfl2  (SplitFed V2, Thapa et al. 2022): all devices train at once, but one server
+//          part serves them, one device's whole round at a time, the devices in a seeded
+//          random order each round (plan::device_serving_order); the device parts are
+//          averaged as in sfl, the server part is the one part and is not averaged.
 // train.personalised: each device keeps its own device part (sfl, pipar: not averaged,
 // nothing sent for it; sl: not handed over, a one-byte control word starts a device's
 // turn); the server side stays shared (replicas averaged; sl's one part). Device d is
@@ -26,7 +30,7 @@ namespace cmlbed::train {
 
 class StateDescription;
 
-enum class SplitSchedule { sfl, pipar, sl };
+enum class SplitSchedule { sfl, pipar, sl, sfl2 };
 
 class SplitLearning : public Method {
  public:
@@ -47,8 +51,9 @@ class SplitLearning : public Method {
   };
 
   int micro_batches_for(int device) const;
-  // The server part that serves device d: its replica (sfl, pipar) or the one part (sl).
+  // The server part that serves device d: its replica (sfl, pipar) or the one part (sl, sfl2).
   ServerPart& server_for(int device);
+  bool one_server_part() const { return schedule_ == SplitSchedule::sl || schedule_ == SplitSchedule::sfl2; }
   std::size_t split_for(int device) const;
 
   // Device side.
@@ -60,6 +65,7 @@ class SplitLearning : public Method {
   // Server side.
   void serve_parallel_round(const RoundContext& context);
   void serve_sequential_round(const RoundContext& context);
+  void serve_in_device_order(const RoundContext& context);
   // Every device's micro-batches in a round, by device.
   std::map<int, std::int64_t> round_micro_batches() const;
   void serve_devices(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches);
@@ -87,7 +93,7 @@ class SplitLearning : public Method {
   std::unique_ptr<torch::optim::Optimizer> device_optimizer_;
   std::unique_ptr<LocalBatches> batches_;
 
-  // Server: one server part per device (sfl, pipar) or one shared (sl, index 0); a
+  // Server: one server part per device (sfl, pipar) or one shared (sl, sfl2: index 0); a
   // shadow of each device's part (to name the weights it sends; personalised: each
   // device's part as it last sent it for evaluation); the whole model as last aggregated,
   // for evaluation and the final weights (none when personalised: there is no one model).

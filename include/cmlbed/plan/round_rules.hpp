@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace cmlbed::plan {
@@ -43,6 +44,26 @@ inline std::vector<SlTurn> sl_turns(const std::vector<std::int64_t>& batches, st
     }
     if (per_turn <= 0 || turns.size() == before) return turns;
   }
+}
+
+// sfl2 (SplitFed V2): the order in which the one server part serves the devices in
+// `round` (0-based), a permutation of 1..devices drawn from (seed, round). Fisher-Yates
+// over splitmix64, written out so that the runtime and the simulator draw the same order
+// with any standard library (std::shuffle's algorithm is the library's own).
+inline std::vector<int> device_serving_order(std::uint64_t seed, int round, int devices) {
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(round) + 1;
+  const auto next = [&state] {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<int> order;
+  for (int d = 1; d <= devices; ++d) order.push_back(d);
+  for (int i = devices - 1; i > 0; --i) {
+    std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(next() % static_cast<std::uint64_t>(i + 1))]);
+  }
+  return order;
 }
 
 // What of a run's round sequence depends on its number of rounds.

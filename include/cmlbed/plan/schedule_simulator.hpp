@@ -79,7 +79,7 @@ struct PlanPhase {
 };
 
 struct SimulationInput {
-  std::string method;  // fl, sl, sfl, pipar, adasplit
+  std::string method;  // a simulatable row of the method table (config/methods.hpp)
   std::int64_t batch_size = 32;
   int rounds = 1;
   int aggregate_every = 1;
@@ -90,6 +90,9 @@ struct SimulationInput {
   // stream (d - 1) mod k, each stream in arrival order, each at the profile's speed (as
   // if every stream had its own cores).
   int server_streams = 1;
+  // sfl2: the seed of the order in which the server serves the devices each round
+  // (train.seed; plan::device_serving_order).
+  std::uint64_t seed = 1;
   // sl: mini-batches per turn (sl.batches_per_turn; 0: a device's whole round), turns
   // ordered by plan::sl_turns.
   std::int64_t sl_batches_per_turn = 0;
