@@ -1419,9 +1419,10 @@ class Report:
         self.add("\nThe range in brackets is max - min of the last five rounds' accuracy, the "
                  "largest over the seeds: small means settled.\n\n")
         self.add(
-            "FL and SFL share FedAvg's mathematics for a network without batch norm "
-            "(VGG-5 here); PiPar is SFL with micro-batches whose gradients accumulate, the same "
-            "step, except that batch-norm layers (MobileNetV3) see micro-batch statistics. "
+            "FL and SFL share FedAvg's mathematics (a mini-batch is one batch-norm batch on "
+            "both sides of the cut); PiPar is SFL with micro-batches whose gradients "
+            "accumulate, the same step, except that batch-norm layers (in VGG-5 and "
+            "MobileNetV3 alike) normalise each micro-batch with its own statistics. "
             "With DP on, pipar draws its noise per micro-batch, so its noise is another sample "
             "of the same distribution as sfl's, and fl uses another mechanism (DP-FedAvg on "
             "the averaged model): FL's accuracy with DP is not expected to match the split "
