@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev                                   # JSON: profiles, benchmarks
   dataset-fashion-mnist                                # the default real dataset
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
+  python3-pandas                                       # cmlbed_report.load (docs/analysis.md)
   python3-pytest                                       # their tests
   iproute2                                             # ip, tc: the multihost test
   clang libclang-rt-14-dev llvm                        # libFuzzer targets (run-tests.sh)
