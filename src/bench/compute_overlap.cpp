@@ -5,6 +5,7 @@
 // with the server's communication thread receiving the upload.
 #include <mpi.h>
 
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "runtime_benchmarks.hpp"
@@ -37,12 +38,11 @@ struct Window {
 
 // Runs one window on the device (rank 1); with `transfer`, the upload runs meanwhile.
 Window run_window(net::Transport& transport, bool transfer, double seconds) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   net::RecvHandle incoming;
   if (rank == 0 && transfer) incoming = transport.post_recv(1, net::MessageKind::activation);
   net::Payload upload = rank == 1 && transfer ? written_payload(kBytes) : net::Payload();
-  MPI_Barrier(MPI_COMM_WORLD);
+  CMLBED_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   Window window;
   const double process0 = process_cpu_seconds(), thread0 = thread_cpu_seconds();
   const double comm0 = transport.communication_thread_cpu_seconds();
@@ -73,8 +73,7 @@ Window run_window(net::Transport& transport, bool transfer, double seconds) {
 }  // namespace
 
 Json compute_overlap(const RuntimeOptions& options) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   trace::Timeline timeline;
   net::Transport transport(MPI_COMM_WORLD, timeline, device_uplink(rank, kRate));
   const double seconds = static_cast<double>(kBytes) * 8 / kRate;
@@ -93,10 +92,10 @@ Json compute_overlap(const RuntimeOptions& options) {
   if (rank == 1) {
     std::vector<double> mine;
     for (const auto* v : {&alone, &overlapped, &comm_cpu_sender, &ratio, &comm_thread_cpu}) mine.insert(mine.end(), v->begin(), v->end());
-    MPI_Send(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, 0, 99, MPI_COMM_WORLD);
+    CMLBED_MPI_CHECK(MPI_Send(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, 0, 99, MPI_COMM_WORLD));
   } else if (rank == 0) {
-    MPI_Recv(from_device.data(), static_cast<int>(from_device.size()), MPI_DOUBLE, 1, 99,
-             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CMLBED_MPI_CHECK(MPI_Recv(from_device.data(), static_cast<int>(from_device.size()),
+                              MPI_DOUBLE, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   }
   if (rank != 0) return Json();
   const std::vector<double>& receiver_comm_thread_cpu = comm_thread_cpu;  // rank 0's own

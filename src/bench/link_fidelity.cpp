@@ -6,14 +6,14 @@
 #include <thread>
 
 #include "cmlbed/base/units.hpp"
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "runtime_benchmarks.hpp"
 
 namespace cmlbed::bench {
 
 Json link_fidelity(const RuntimeOptions& options) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   const std::uint64_t burst = parse_size_bytes(options.burst);
   std::vector<Json> rows;
   for (const std::string& rate_text : options.rates) {
@@ -31,7 +31,7 @@ Json link_fidelity(const RuntimeOptions& options) {
         net::RecvHandle incoming;
         if (rank == 0) incoming = transport.post_recv(1, net::MessageKind::activation);
         net::Payload upload = rank == 1 ? written_payload(bytes) : net::Payload();
-        MPI_Barrier(MPI_COMM_WORLD);
+        CMLBED_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
         const auto start = std::chrono::steady_clock::now();
         if (rank == 0) {
           incoming.wait();

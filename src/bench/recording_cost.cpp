@@ -2,14 +2,14 @@
 // event, both as a bare record() and as a Scope (two clock reads plus the record).
 #include <mpi.h>
 
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/trace/timeline.hpp"
 #include "runtime_benchmarks.hpp"
 
 namespace cmlbed::bench {
 
 Json recording_cost(const RuntimeOptions& options) {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   if (rank != 0) return Json();
   constexpr int kEvents = 1000000;
   std::vector<double> record_ns, scope_ns;

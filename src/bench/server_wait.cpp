@@ -38,8 +38,7 @@ struct Wait {
 
 // One upload; the server's figures (zeros on the device).
 Wait run_once(net::Transport& transport, trace::Timeline& timeline) {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   net::Payload upload = rank == 1 ? written_payload(kBytes) : net::Payload();
   net::barrier_politely(MPI_COMM_WORLD);
   Wait wait;
@@ -76,8 +75,7 @@ Wait run_once(net::Transport& transport, trace::Timeline& timeline) {
 constexpr double kBarrierSeconds = 1.0;
 
 Wait barrier_once() {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   net::barrier_politely(MPI_COMM_WORLD);
   Wait wait;
   const double cpu0 = thread_cpu_seconds(), switches0 = thread_context_switches();
@@ -95,8 +93,7 @@ Wait barrier_once() {
 }  // namespace
 
 Json server_wait(const RuntimeOptions& options) {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   trace::Timeline timeline;
   net::Transport transport(MPI_COMM_WORLD, timeline, device_uplink(rank, kRate));
   run_once(transport, timeline);  // warm-up, not reported

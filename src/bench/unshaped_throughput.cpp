@@ -2,6 +2,7 @@
 // blocking MPI_Send/MPI_Recv of the same bytes, same ranks, same run.
 #include <mpi.h>
 
+#include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/transport.hpp"
 #include "runtime_benchmarks.hpp"
 
@@ -9,8 +10,7 @@ namespace cmlbed::bench {
 
 Json unshaped_throughput(const RuntimeOptions& options) {
   constexpr std::size_t kBytes = std::size_t{64} << 20;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rank = net::comm_rank(MPI_COMM_WORLD);
   trace::Timeline timeline;
   net::Transport transport(MPI_COMM_WORLD, timeline, {});
   std::vector<double> plain, ours;
@@ -20,15 +20,15 @@ Json unshaped_throughput(const RuntimeOptions& options) {
     // receive buffers stay fresh on both paths.
     net::Payload buffer = rank == 1 ? written_payload(kBytes) : net::Payload(kBytes);
     net::Payload upload = rank == 1 ? written_payload(kBytes) : net::Payload();
-    MPI_Barrier(MPI_COMM_WORLD);
+    CMLBED_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     auto start = std::chrono::steady_clock::now();
-    if (rank == 1) MPI_Send(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD);
-    if (rank == 0) MPI_Recv(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 1) CMLBED_MPI_CHECK(MPI_Send(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 0, 5, MPI_COMM_WORLD));
+    if (rank == 0) CMLBED_MPI_CHECK(MPI_Recv(buffer.data(), static_cast<int>(kBytes), MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     const double plain_seconds = seconds_since(start);
 
     net::RecvHandle incoming;
     if (rank == 0) incoming = transport.post_recv(1, net::MessageKind::activation);
-    MPI_Barrier(MPI_COMM_WORLD);
+    CMLBED_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     start = std::chrono::steady_clock::now();
     if (rank == 1) {
       net::MessageHeader header;

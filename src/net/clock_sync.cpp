@@ -27,9 +27,7 @@ constexpr int kMaxSamples = 5000;
 }  // namespace
 
 ClockEstimate synchronize_clocks(MPI_Comm comm, int samples) {
-  int rank = 0, size = 1;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int rank = comm_rank(comm), size = comm_size(comm);
   ClockEstimate estimate;
   // One device at a time, so that the server answers each ping at once; the others
   // wait for their turn without spinning.
@@ -80,9 +78,7 @@ ClockEstimate synchronize_clocks(MPI_Comm comm, int samples) {
 }
 
 std::vector<ClockEstimate> gather_clock_estimates(const ClockEstimate& mine, MPI_Comm comm) {
-  int rank = 0, size = 1;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int rank = comm_rank(comm), size = comm_size(comm);
   const std::int64_t pair[2] = {mine.offset_ns, mine.uncertainty_ns};
   std::vector<std::int64_t> all(rank == 0 ? 2 * static_cast<std::size_t>(size) : 0);
   CMLBED_MPI_CHECK(MPI_Gather(pair, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, comm));

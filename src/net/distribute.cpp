@@ -15,9 +15,7 @@ constexpr std::uint64_t kPieceBytes = std::uint64_t{1} << 30;
 }  // namespace
 
 std::vector<std::uint8_t> distribute_from_root(MPI_Comm comm, const BytesForRank& bytes_for) {
-  int rank = 0, size = 1;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int rank = comm_rank(comm), size = comm_size(comm);
   if (rank == 0) {
     for (int peer = 1; peer < size; ++peer) {
       const std::vector<std::uint8_t> bytes = bytes_for(peer);

@@ -12,18 +12,6 @@
 namespace cmlbed::net {
 namespace {
 
-int comm_rank(MPI_Comm comm) {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  return rank;
-}
-
-int comm_size(MPI_Comm comm) {
-  int size = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
-  return size;
-}
-
 // Gathers each rank's bytes at rank 0, one vector per rank.
 std::vector<std::vector<char>> gather_bytes(const char* data, int bytes, MPI_Comm comm) {
   const int rank = comm_rank(comm), size = comm_size(comm);

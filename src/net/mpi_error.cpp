@@ -10,4 +10,16 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
                            ": " + std::string(text, static_cast<std::size_t>(length)));
 }
 
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  return rank;
+}
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
+  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  return size;
+}
+
 }  // namespace cmlbed::net

@@ -18,8 +18,8 @@ MpiSession::MpiSession(int& argc, char**& argv) {
         "the MPI library does not provide MPI_THREAD_MULTIPLE, which cmlbed's communication "
         "thread needs; use an MPI built with thread support (Debian's Open MPI has it)");
   }
-  CMLBED_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
-  CMLBED_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  rank_ = comm_rank(MPI_COMM_WORLD);
+  size_ = comm_size(MPI_COMM_WORLD);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
@@ -35,8 +35,7 @@ DuplicatedComm::~DuplicatedComm() {
 
 std::optional<std::string> agree_on_error(const std::optional<std::string>& local_error,
                                           MPI_Comm comm) {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const int rank = comm_rank(comm);
   const int mine = local_error ? rank : INT_MAX;
   int first = INT_MAX;
   // Waited for politely: ranks that arrive early (devices, while the server builds one

@@ -36,8 +36,8 @@ class Transport::Impl {
                 [this](const TransferState& s) { record_transfer(trace::EventKind::send, s); }),
         inbox_(comm_, engine_, [this] { return timeline_.now_ns(); },
                [this](const TransferState& s) { record_transfer(trace::EventKind::recv, s); }) {
-    CMLBED_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
-    CMLBED_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    rank_ = comm_rank(comm_);
+    size_ = comm_size(comm_);
     thread_ = std::thread([this] { run(); });
   }
 

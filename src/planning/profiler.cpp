@@ -197,8 +197,7 @@ plan::RankProfile rank_settings(const PlanSpec& spec, int rank) {
 // the same thread count. Collective over `comm`.
 std::vector<int> measuring_ranks(const PlanSpec& spec, int rank, MPI_Comm comm) {
   const std::string kind = host_name() + "/" + std::to_string(rank_settings(spec, rank).threads);
-  int size = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int size = net::comm_size(comm);
   std::vector<std::string> kinds(static_cast<std::size_t>(size));
   net::gather_blobs(kind, comm, [&](int from, const std::string& theirs) { kinds[static_cast<std::size_t>(from)] = theirs; });
   std::vector<int> measured_by;
@@ -326,9 +325,12 @@ plan::Profile profile_in_process(const PlanSpec& spec, const ProfilerSettings& s
 }
 
 plan::Profile profile_ranks(const PlanSpec& spec, MPI_Comm comm, const ProfilerSettings& settings) {
-  int rank = 0, size = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  CMLBED_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int rank = net::comm_rank(comm), size = net::comm_size(comm);
+  if (spec.devices.size() + 1 != static_cast<std::size_t>(size)) {
+    throw std::invalid_argument("profile: the plan has " + std::to_string(spec.devices.size()) +
+                                " device(s) but MPI started " + std::to_string(size) +
+                                " rank(s); start one rank per device plus the server");
+  }
   const auto started = std::chrono::steady_clock::now();
   plan::Profile profile = profile_header(spec, settings);
 

@@ -15,12 +15,6 @@
 namespace cmlbed::run {
 namespace {
 
-int rank_in(MPI_Comm comm) {
-  int rank = 0;
-  CMLBED_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  return rank;
-}
-
 // This rank's piece: the round count (a check against mixing pieces), LibTorch's default
 // generator and the method's own state.
 std::string save_rank_state(train::Method& method, int rounds_complete) {
@@ -55,7 +49,7 @@ double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t
                         const CheckpointTarget& target, MPI_Comm control) {
   const auto start = std::chrono::steady_clock::now();
   const std::string mine = save_rank_state(method, rounds_complete);
-  if (rank_in(control) != 0) {
+  if (net::comm_rank(control) != 0) {
     net::gather_blobs(mine, control, nullptr);
     return 0;
   }
@@ -84,7 +78,7 @@ double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t
 
 ResumePoint load_checkpoint(train::Method& method, const std::string& results_path, const std::string& started_at,
                             int mpi_size, MPI_Comm control) {
-  const bool is_server = rank_in(control) == 0;
+  const bool is_server = net::comm_rank(control) == 0;
   ResumePoint point;
   std::optional<trace::CheckpointReader> reader;
   std::optional<std::string> error;
@@ -127,7 +121,7 @@ ResumePoint load_checkpoint(train::Method& method, const std::string& results_pa
   point.elapsed_ns = shared[3];
   if (!point.from_checkpoint) return point;
   const std::string mine = net::scatter_blobs(control, [&](int rank) { return reader->state(rank); });
-  load_rank_state(method, mine, point.rounds_complete, rank_in(control));
+  load_rank_state(method, mine, point.rounds_complete, net::comm_rank(control));
   return point;
 }
 

@@ -23,6 +23,11 @@ inline void mpi_check(int code, const char* call, const char* file, int line) {
   if (code != MPI_SUCCESS) throw_mpi_error(code, call, file, line);
 }
 
+// This rank's number and the communicator's size, checked: the two calls every
+// MPI-using file needs first.
+int comm_rank(MPI_Comm comm);
+int comm_size(MPI_Comm comm);
+
 }  // namespace cmlbed::net
 
 #define CMLBED_MPI_CHECK(call) ::cmlbed::net::mpi_check((call), #call, __FILE__, __LINE__)
