@@ -19,7 +19,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "$build" && pwd)
 targets=("$@")
 ((${#targets[@]} > 0)) ||
-  targets=(fuzz_units fuzz_rate_trace fuzz_idx_reader fuzz_cifar_reader fuzz_config)
+  targets=(fuzz_units fuzz_rate_trace fuzz_idx_reader fuzz_cifar_reader fuzz_array_file fuzz_config)
 
 if [[ $budget =~ ^([0-9]+)s$ ]]; then
   limit=(-max_total_time="${BASH_REMATCH[1]}")
@@ -31,7 +31,8 @@ else
 fi
 
 # Seeds: the units the configs use, the configs' rate traces, a valid IDX pair (two 2x2
-# images; 2-byte length of the images part first), one valid CIFAR-10 record, and for
+# images; 2-byte length of the images part first), one valid CIFAR-10 record, small
+# .npz files of arrays (numpy.savez and savez_compressed, uint8 and float32), and for
 # the configuration every config under configs/ and the tests' INI snippets, some with
 # command-line arguments after a NUL byte (tests/fuzz/fuzz_config.cpp).
 write_seeds() {
@@ -53,6 +54,20 @@ if target == "fuzz_idx_reader":
     open(dir + "/pair", "wb").write(struct.pack(">H", len(images)) + images + labels)
 else:
     open(dir + "/record", "wb").write(bytes([4]) + bytes(i % 256 for i in range(3072)))
+PY
+      ;;
+    fuzz_array_file)
+      /usr/bin/python3 - "$dir" <<'PY'
+import sys
+import numpy as np
+dir = sys.argv[1]
+images = (np.arange(4 * 2 * 3) % 256).astype(np.uint8).reshape(4, 1, 2, 3)
+labels = np.array([0, 1, 2, 1])
+np.savez(dir + "/stored.npz", train_images=images, train_labels=labels, test_images=images[:2],
+         test_labels=labels[:2])
+np.savez_compressed(dir + "/deflated.npz", train_images=images.astype(np.float32) / 255,
+                    train_labels=labels.astype(np.uint8), test_images=images[:2].astype(np.float32),
+                    test_labels=labels[:2], mean=np.array([0.5], np.float32), std=np.array([0.25]))
 PY
       ;;
     fuzz_config)

@@ -94,6 +94,9 @@ std::vector<OptionSpec> run_options() {
       option("data.dir", T::path, "", "directory",
              "where the dataset's files are; empty = the dataset's default "
              "(/usr/share/datasets/fashion-mnist for fashion-mnist)"),
+      option("data.file", T::path, "", "file",
+             "data.dataset=arrays only: an .npz (numpy.savez) or HDF5 file holding train_images, "
+             "train_labels, test_images, test_labels and optionally mean and std (docs/own-data.md)"),
       choice("data.partition", "iid", {"iid", "dirichlet", "shards"},
              "how the training set is split across devices (the test set stays at the "
              "server)"),

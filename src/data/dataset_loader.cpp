@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "cmlbed/data/array_file.hpp"
 #include "cmlbed/data/cifar_reader.hpp"
 #include "cmlbed/data/idx_reader.hpp"
 
@@ -11,12 +12,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Format { idx, cifar10, synthetic };
+enum class Format { idx, cifar10, synthetic, arrays };
 
 Format format_of(const std::string& name) {
   if (name == "fashion-mnist" || name == "mnist") return Format::idx;
   if (name == "cifar10") return Format::cifar10;
   if (name == "synthetic") return Format::synthetic;
+  if (name == "arrays") return Format::arrays;
   std::string allowed;
   for (const std::string& known : dataset_names()) {
     allowed += (allowed.empty() ? "" : ", ") + known;
@@ -62,6 +64,13 @@ std::vector<std::string> cifar_files(fs::path dir) {
   return files;
 }
 
+std::string file_of(const DatasetSpec& spec) {
+  if (spec.file.empty()) {
+    throw std::invalid_argument("data.dataset = arrays needs data.file (an .npz or HDF5 file of arrays)");
+  }
+  return spec.file;
+}
+
 // A test set drawn with other prototypes, or another shape, could not be
 // predicted from the train set; refuse such a pair up front.
 void expect_compatible(const SyntheticSpec& train, const SyntheticSpec& test) {
@@ -76,7 +85,7 @@ void expect_compatible(const SyntheticSpec& train, const SyntheticSpec& test) {
 }  // namespace
 
 std::vector<std::string> dataset_names() {
-  return {"fashion-mnist", "mnist", "cifar10", "synthetic"};
+  return {"fashion-mnist", "mnist", "cifar10", "synthetic", "arrays"};
 }
 
 std::vector<std::string> required_files(const DatasetSpec& spec) {
@@ -87,6 +96,8 @@ std::vector<std::string> required_files(const DatasetSpec& spec) {
       return cifar_files(directory_of(spec));
     case Format::synthetic:
       return {};
+    case Format::arrays:
+      return {file_of(spec)};
   }
   return {};
 }
@@ -112,6 +123,9 @@ Dataset load_dataset(const DatasetSpec& spec) {
       expect_compatible(spec.synthetic_train, spec.synthetic_test);
       dataset.train = make_synthetic(spec.synthetic_train);
       dataset.test = make_synthetic(spec.synthetic_test);
+      break;
+    case Format::arrays:
+      dataset = read_array_file(file_of(spec), default_array_memory_cap());
       break;
   }
   return dataset;

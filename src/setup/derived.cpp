@@ -1,6 +1,7 @@
 #include "cmlbed/setup/derived.hpp"
 
 #include "cmlbed/config/methods.hpp"
+#include "cmlbed/data/array_file.hpp"
 
 namespace cmlbed {
 
@@ -8,6 +9,7 @@ data::DatasetSpec dataset_spec(const Config& config) {
   data::DatasetSpec spec;
   spec.name = config.text("data.dataset");
   spec.dir = config.text("data.dir");
+  spec.file = config.text("data.file");
   const ImageShape shape = config.shape("data.synthetic_shape");
   const auto seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
   for (data::SyntheticSpec* s : {&spec.synthetic_train, &spec.synthetic_test}) {
@@ -31,6 +33,11 @@ model::ModelOptions model_options(const Config& config) {
   if (dataset == "synthetic") {
     options.input = config.shape("data.synthetic_shape");
     options.classes = config.integer("data.synthetic_classes");
+  } else if (dataset == "arrays") {  // the file's sample shape and classes
+    const data::ArrayFileSummary file =
+        data::inspect_array_file(config.text("data.file"), data::default_array_memory_cap());
+    options.input = ImageShape{file.channels, file.height, file.width};
+    options.classes = file.num_classes;
   } else if (dataset == "cifar10") {
     options.input = ImageShape{3, 32, 32};
     options.classes = 10;

@@ -8,6 +8,8 @@
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
+#include "cmlbed/data/array_file.hpp"
+#include "cmlbed/data/data_error.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -181,6 +183,16 @@ void validate_partition(const Config& config, int devices) {
 void validate_data_files(const Config& config) {
   const data::DatasetSpec spec = dataset_spec(config);
   if (spec.name == "synthetic") return;
+  if (spec.name == "arrays") {
+    require(!spec.file.empty(), "data.dataset = arrays needs data.file (an .npz or HDF5 file of arrays; "
+                                "docs/own-data.md)");
+    try {
+      data::inspect_array_file(spec.file, data::default_array_memory_cap());
+    } catch (const data::DataError& e) {
+      throw ConfigError(std::string("data.file = ") + e.what());
+    }
+    return;
+  }
   require(spec.name == "fashion-mnist" || !spec.dir.empty(),
           "data.dataset = " + spec.name + " needs data.dir (the directory holding its files)");
   if (!spec.dir.empty()) {
@@ -226,13 +238,13 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   validate_world(config, devices);
   validate_links(config, devices);
   if (check_output) validate_output(config);
+  validate_data_files(config);  // first: the checks below read the arrays file's shape and classes
   validate_training(config, devices);
   validate_adasplit(config, devices);
   validate_personalised(config);
   validate_device_speed(config, devices);
   validate_privacy(config);
   validate_partition(config, devices);
-  validate_data_files(config);
   validate_model(config, devices);
 }
 

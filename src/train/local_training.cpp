@@ -60,13 +60,21 @@ std::vector<std::vector<std::size_t>> LocalBatches::round(int round, const Train
 
 torch::Tensor images_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices) {
   const std::size_t sample = set.sample_bytes();
-  torch::Tensor bytes = torch::empty({static_cast<std::int64_t>(indices.size()), set.channels, set.height, set.width},
-                                     torch::kUInt8);
-  auto* out = bytes.data_ptr<std::uint8_t>();
+  const bool floats = set.pixel_type == data::PixelType::float32;
+  torch::Tensor stored = torch::empty({static_cast<std::int64_t>(indices.size()), set.channels, set.height, set.width},
+                                      floats ? torch::kFloat32 : torch::kUInt8);
+  auto* out = static_cast<std::uint8_t*>(stored.data_ptr());
   for (std::size_t i = 0; i < indices.size(); ++i) {
     std::memcpy(out + i * sample, set.pixels.data() + indices[i] * sample, sample);
   }
-  return bytes.to(torch::kFloat32).div_(255.0);
+  torch::Tensor images = floats ? stored : stored.to(torch::kFloat32).div_(255.0);
+  if (!set.channel_mean.empty()) {
+    const auto per_channel = [&](const std::vector<float>& values) {
+      return torch::tensor(values, torch::kFloat32).view({1, set.channels, 1, 1});
+    };
+    images.sub_(per_channel(set.channel_mean)).div_(per_channel(set.channel_std));
+  }
+  return images;
 }
 
 torch::Tensor labels_tensor(const data::ImageSet& set, const std::vector<std::size_t>& indices) {

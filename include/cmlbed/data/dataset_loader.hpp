@@ -12,10 +12,11 @@ namespace cmlbed::data {
 inline constexpr const char* kDefaultFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
 struct DatasetSpec {
-  std::string name = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | synthetic
+  std::string name = "fashion-mnist";  // fashion-mnist | mnist | cifar10 | synthetic | arrays
   // Empty = the default directory for the data set; only fashion-mnist has one
   // (kDefaultFashionMnistDir), mnist and cifar10 need it given.
   std::string dir;
+  std::string file;               // arrays only: the .npz or HDF5 file (data/array_file.hpp)
   SyntheticSpec synthetic_train;  // synthetic only
   SyntheticSpec synthetic_test;   // synthetic only
 };
@@ -32,13 +33,13 @@ std::vector<std::string> dataset_names();
 // raw or with ".gz": the existing one is returned, else the plain name. CIFAR-10
 // reads data_batch_1..5.bin and test_batch.bin from dir, or from
 // dir/cifar-10-batches-bin (the archive's own folder) when dir lacks them.
-// Synthetic needs no files. Throws std::invalid_argument for an unknown name or
+// Synthetic needs no files; arrays needs its one file. Throws std::invalid_argument for an unknown name or
 // a missing dir where there is no default.
 std::vector<std::string> required_files(const DatasetSpec& spec);
 
-// Throws std::invalid_argument for a bad spec (as above, or synthetic train and
-// test specs that disagree on shape, classes or prototype_seed), DataError for
-// missing or malformed files.
+// Throws std::invalid_argument for a bad spec (as above, arrays without a file, or
+// synthetic train and test specs that disagree on shape, classes or prototype_seed),
+// DataError for missing or malformed files.
 Dataset load_dataset(const DatasetSpec& spec);
 
 }  // namespace cmlbed::data

@@ -1,7 +1,9 @@
 #pragma once
 // An ImageSet as one byte string and back, so that the server can hand a device its
-// share of a data set in one message: five little-endian int64 (samples, channels,
-// height, width, classes), then the labels, then the pixels.
+// share of a data set in one message: seven little-endian int64 (samples, channels,
+// height, width, classes, pixel type, normalised channels: 0 or channels), then the
+// normalisation's means and standard deviations (float32 each), then the labels, then
+// the pixels.
 #include <cstdint>
 #include <vector>
 
