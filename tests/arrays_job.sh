@@ -20,7 +20,7 @@ export_dataset "$work/fm-f32.npz" --limit 1200 --float32
 
 # 3 devices: adasplit selects 3 per iteration by default.
 mpi=("$mpiexec" --oversubscribe --mca odls_base_sigkill_timeout 0 -np 4)
-small=(--model.name=lenet --model.split=2
+small=(--model.name=lenet
        --network.uplink_rate=100mbit --network.downlink_rate=100mbit --output.overwrite=true)
 
 # Every method of the method table, on the deflated .npz (fl and sfl also on the .h5).
@@ -29,19 +29,30 @@ methods=$("$cmlbed" info --methods | awk 'NR > 1 && $1 != "transfer" {print $1}'
 [[ -n $methods ]] || fail "cmlbed info --methods listed no method"
 for method in $methods; do
   file=$work/fm-deflate.npz
-  "${mpi[@]}" "$cmlbed" run "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --experiment.method="$method" \
+  "${mpi[@]}" "$cmlbed" run "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --model.split=2 --experiment.method="$method" \
     --data.dataset=arrays --data.file="$file" --output.file="$work/$method.h5" >"$work/$method.out" 2>&1 ||
     { tail -5 "$work/$method.out"; fail "$method on $file"; }
 done
 for run in fl:fm.h5 sfl:fm-gz.h5; do
   method=${run%%:*} file=${run#*:}
-  "${mpi[@]}" "$cmlbed" run "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --experiment.method="$method" \
+  "${mpi[@]}" "$cmlbed" run "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --model.split=2 --experiment.method="$method" \
     --data.dataset=arrays --data.file="$work/$file" --output.file="$work/$method-h5.h5" >"$work/$method-h5.out" 2>&1 ||
     { tail -5 "$work/$method-h5.out"; fail "$method on $file"; }
 done
 
+# Partitions, `auto` and the simulator take an arrays file as any other data set.
+"${mpi[@]}" "$cmlbed" run "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --experiment.method=pipar \
+  --model.split=auto --data.partition=shards --data.classes_per_device=4 --data.dataset=arrays --data.file="$work/fm.npz" \
+  --output.file="$work/pipar-auto.h5" >"$work/pipar-auto.out" 2>&1 ||
+  { tail -5 "$work/pipar-auto.out"; fail "pipar, split auto, shards, on fm.npz"; }
+"$cmlbed" simulate "${small[@]}" --experiment.rounds=1 --train.local_iterations=2 --model.split=2 --experiment.method=pipar \
+  --data.partition=dirichlet --data.dataset=arrays --data.file="$work/fm.h5" --devices 3 \
+  --output.file="$work/sim-pipar.h5" >"$work/sim-pipar.out" 2>&1 ||
+  { tail -5 "$work/sim-pipar.out"; fail "simulate pipar on fm.h5"; }
+
 # The same samples through both readers: the same losses and accuracies, bit for bit.
-same=(--experiment.method=sfl --experiment.rounds=2 --train.local_iterations=20)
+same=(--experiment.method=sfl --experiment.rounds=3 --train.local_iterations=20 --model.split=2
+      --train.optimizer=adam --train.lr=0.002)
 "${mpi[@]}" "$cmlbed" run "${small[@]}" "${same[@]}" --data.dataset=fashion-mnist --data.train_limit=1200 \
   --data.test_limit=200 --output.file="$work/idx.h5" >"$work/idx.out" 2>&1 || { tail -5 "$work/idx.out"; fail "idx run"; }
 for variant in fm fm-f32; do
@@ -55,10 +66,11 @@ import h5py
 import numpy as np
 work, methods = sys.argv[1], sys.argv[2:]
 bad = []
-for name in [m for m in methods] + ["fl-h5", "sfl-h5"]:
+for name in [m for m in methods] + ["fl-h5", "sfl-h5", "pipar-auto", "sim-pipar"]:
     with h5py.File(f"{work}/{name}.h5", "r") as f:
         rounds = f["rounds"]
-        if len(rounds) != 1 or not np.isfinite(rounds["test_loss"][0]):
+        trained = not name.startswith("sim-")  # a simulated round has times, not losses
+        if len(rounds) != 1 or (trained and not np.isfinite(rounds["test_loss"][0])):
             bad.append(f"{name}: {len(rounds)} rounds, test loss {rounds['test_loss'][:]}")
 with h5py.File(f"{work}/idx.h5", "r") as f:
     reference = f["rounds"][:]
@@ -68,7 +80,7 @@ for variant in ("fm", "fm-f32"):
     for column in ("test_loss", "test_accuracy"):
         if not np.array_equal(rounds[column], reference[column]):
             bad.append(f"{variant}: {column} {rounds[column]} differs from fashion-mnist's {reference[column]}")
-if reference["test_accuracy"][-1] < 0.3:
+if reference["test_accuracy"][-1] < 0.4:
     bad.append(f"fashion-mnist's first 1200 samples trained to {reference['test_accuracy'][-1]} (chance 0.1)")
 for b in bad:
     print("FAIL:", b)

@@ -19,6 +19,7 @@
 
 #include "cmlbed/data/array_file.hpp"
 #include "cmlbed/data/data_error.hpp"
+#include "expect_data_error.hpp"
 #include "cmlbed/data/npy_header.hpp"
 #include "cmlbed/data/zip_archive.hpp"
 
@@ -55,8 +56,9 @@ Bytes npy_bytes(const Npy& array) {
                        ", 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
-  Bytes out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(header.size() & 0xff),
-               static_cast<std::uint8_t>(header.size() >> 8)};
+  const std::string preamble = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() & 0xff) +
+                               static_cast<char>(header.size() >> 8);
+  Bytes out(preamble.begin(), preamble.end());
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), array.data.begin(), array.data.end());
   return out;
@@ -173,19 +175,7 @@ std::map<std::string, Bytes> members(const std::map<std::string, Npy>& arrays) {
   return out;
 }
 
-template <typename Action>
-void expect_data_error(Action action, std::initializer_list<std::string> parts) {
-  try {
-    action();
-    ADD_FAILURE() << "expected a DataError, but nothing was thrown";
-  } catch (const DataError& error) {
-    const std::string message = error.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-    for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
-    }
-  }
-}
+using cmlbed::data::test_support::expect_data_error;
 
 class ArrayFileTest : public ::testing::Test {
  protected:

@@ -14,6 +14,7 @@
 
 #include "cmlbed/data/cifar_reader.hpp"
 #include "cmlbed/data/data_error.hpp"
+#include "expect_data_error.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 
 namespace {
@@ -37,19 +38,7 @@ Bytes make_batch(const std::vector<std::uint8_t>& labels, std::uint8_t seed) {
   return bytes;
 }
 
-template <typename Action>
-void expect_data_error(Action action, std::initializer_list<std::string> parts) {
-  try {
-    action();
-    ADD_FAILURE() << "expected a DataError, but nothing was thrown";
-  } catch (const DataError& error) {
-    const std::string message = error.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos)
-          << "message \"" << message << "\" lacks \"" << part << "\"";
-    }
-  }
-}
+using cmlbed::data::test_support::expect_data_error;
 
 class CifarReaderTest : public ::testing::Test {
  protected:

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cmlbed/data/data_error.hpp"
+#include "expect_data_error.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/idx_reader.hpp"
 
@@ -116,21 +117,7 @@ Bytes read_raw(const std::string& path) {
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Runs `action`, expects a DataError, and expects its message to contain each
-// of `parts` (the file name, and what was expected vs found).
-template <typename Action>
-void expect_data_error(Action action, std::initializer_list<std::string> parts) {
-  try {
-    action();
-    ADD_FAILURE() << "expected a DataError, but nothing was thrown";
-  } catch (const DataError& error) {
-    const std::string message = error.what();
-    for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos)
-          << "message \"" << message << "\" lacks \"" << part << "\"";
-    }
-  }
-}
+using cmlbed::data::test_support::expect_data_error;
 
 // Three 2x4 images with distinct pixel values and labels 0, 9, 4.
 const Bytes kPixels = [] {
@@ -423,7 +410,12 @@ TEST_F(IdxReaderTest, RequiredFilesPreferThePlainNameWhenNeitherExists) {
 
 TEST(DatasetLoader, NamesAndDirectoriesAreChecked) {
   EXPECT_EQ(cmlbed::data::dataset_names(),
-            (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10", "synthetic"}));
+            (std::vector<std::string>{"fashion-mnist", "mnist", "cifar10", "synthetic", "arrays"}));
+  cmlbed::data::DatasetSpec arrays;
+  arrays.name = "arrays";  // its one file, which must be given
+  EXPECT_THROW(cmlbed::data::required_files(arrays), std::invalid_argument);
+  arrays.file = "/data/mine.npz";
+  EXPECT_EQ(cmlbed::data::required_files(arrays), std::vector<std::string>{"/data/mine.npz"});
   cmlbed::data::DatasetSpec spec;  // fashion-mnist in its default directory
   const std::string first = cmlbed::data::required_files(spec).front();
   EXPECT_EQ(first.rfind(
