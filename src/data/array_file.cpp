@@ -23,6 +23,16 @@ std::string gib(std::uint64_t bytes) {
   return text;
 }
 
+using Normalisation = std::pair<std::vector<float>, std::vector<float>>;  // mean, std
+
+// What the checks read besides the shapes, kept so that reading the data set does not
+// read it again: each split's labels (train, test) and the normalisation, if any.
+struct CheckedFile {
+  ArrayFileSummary summary;
+  std::vector<std::uint8_t> labels[2];
+  std::optional<Normalisation> normalisation;
+};
+
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
@@ -48,8 +58,9 @@ class ArrayFile {
 
   std::optional<ArrayHeader> optional(const std::string& name) const { return source_->header(name); }
 
-  ArrayFileSummary inspect() const {
-    ArrayFileSummary summary;
+  CheckedFile check() const {
+    CheckedFile checked;
+    ArrayFileSummary& summary = checked.summary;
     std::optional<ArrayHeader> first_images;
     for (const char* split : kSplits) {
       const std::string images_name = std::string(split) + "_images", labels_name = std::string(split) + "_labels";
@@ -96,12 +107,15 @@ class ArrayFile {
       fail("the data set takes " + gib(summary.memory_bytes) + " in memory, more than the cap of " +
            gib(memory_cap_) + " (half of this machine's memory); use a smaller file");
     }
-    for (const char* split : kSplits) {
-      const std::vector<std::uint8_t> labels = this->labels(std::string(split) + "_labels");
-      for (const std::uint8_t label : labels) summary.num_classes = std::max<std::int64_t>(summary.num_classes, label + 1);
+    for (std::size_t s = 0; s < 2; ++s) {
+      checked.labels[s] = labels(std::string(kSplits[s]) + "_labels");
+      for (const std::uint8_t label : checked.labels[s]) {
+        summary.num_classes = std::max<std::int64_t>(summary.num_classes, label + 1);
+      }
     }
-    summary.normalised = normalisation(summary.channels).has_value();
-    return summary;
+    checked.normalisation = normalisation(summary.channels);
+    summary.normalised = checked.normalisation.has_value();
+    return checked;
   }
 
   // The labels as bytes, each checked to be 0..255.
@@ -120,11 +134,11 @@ class ArrayFile {
   }
 
   // mean and std, both or neither, one value per channel, std > 0.
-  std::optional<std::pair<std::vector<float>, std::vector<float>>> normalisation(std::int64_t channels) const {
+  std::optional<Normalisation> normalisation(std::int64_t channels) const {
     const std::optional<ArrayHeader> mean = optional("mean"), std_dev = optional("std");
     if (!mean && !std_dev) return std::nullopt;
     if (!mean || !std_dev) fail(std::string("has '") + (mean ? "mean" : "std") + "' without '" + (mean ? "std" : "mean") + "'; give both or neither");
-    std::pair<std::vector<float>, std::vector<float>> values;
+    Normalisation values;
     for (const auto& [name, header, out] :
          {std::tuple{"mean", *mean, &values.first}, std::tuple{"std", *std_dev, &values.second}}) {
       if (header.elements() != static_cast<std::uint64_t>(channels) || header.shape.size() > 1) {
@@ -152,14 +166,21 @@ class ArrayFile {
   std::unique_ptr<ArraySource> source_;
 };
 
-ImageSet read_split(const ArrayFile& file, const ArrayFileSummary& summary, const std::string& split) {
+// One split's images, with the labels and normalisation the checks read.
+ImageSet read_split(const ArrayFile& file, CheckedFile& checked, std::size_t split_index) {
+  const ArrayFileSummary& summary = checked.summary;
+  const std::string split = kSplits[split_index];
   ImageSet set;
   set.channels = summary.channels;
   set.height = summary.height;
   set.width = summary.width;
   set.num_classes = summary.num_classes;
   set.pixel_type = summary.image_type == ElementType::float32 ? PixelType::float32 : PixelType::uint8;
-  set.labels = file.labels(split + "_labels");
+  set.labels = std::move(checked.labels[split_index]);
+  if (checked.normalisation) {
+    set.channel_mean = checked.normalisation->first;
+    set.channel_std = checked.normalisation->second;
+  }
   NumericArray images = file.source().read(split + "_images");
   if (set.pixel_type == PixelType::float32) {
     for (std::uint64_t i = 0; i < images.header.elements(); ++i) {
@@ -196,7 +217,7 @@ std::uint64_t default_array_memory_cap() {
 
 ArrayFileSummary inspect_array_file(const std::string& path, std::uint64_t memory_cap) {
   try {
-    return ArrayFile(path, memory_cap).inspect();
+    return ArrayFile(path, memory_cap).check().summary;
   } catch (const trace::Hdf5Error& e) {
     throw DataError(path, e.what());
   }
@@ -205,16 +226,10 @@ ArrayFileSummary inspect_array_file(const std::string& path, std::uint64_t memor
 Dataset read_array_file(const std::string& path, std::uint64_t memory_cap) {
   try {
     const ArrayFile file(path, memory_cap);
-    const ArrayFileSummary summary = file.inspect();
+    CheckedFile checked = file.check();
     Dataset dataset;
-    dataset.train = read_split(file, summary, "train");
-    dataset.test = read_split(file, summary, "test");
-    if (auto normalisation = file.normalisation(summary.channels)) {
-      for (ImageSet* set : {&dataset.train, &dataset.test}) {
-        set->channel_mean = normalisation->first;
-        set->channel_std = normalisation->second;
-      }
-    }
+    dataset.train = read_split(file, checked, 0);
+    dataset.test = read_split(file, checked, 1);
     return dataset;
   } catch (const trace::Hdf5Error& e) {
     throw DataError(path, e.what());
