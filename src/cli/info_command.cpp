@@ -36,11 +36,18 @@ void print_layers(const model::ModelOptions& options) {
     params += s.parameters;
     flops += s.flops_per_sample;
   }
+  const std::int64_t classes = stats.back().output_shape.empty() ? options.classes : stats.back().output_shape.back();
+  const std::string name = options.name == model::kTorchScript ? options.file : options.name;
   std::printf("model %s, input %s, %lld classes: %zu splittable layers, %lld parameters, "
               "%lld FLOPs per sample (a multiply-add = 2 FLOPs)\n",
-              options.name.c_str(), options.input.to_string().c_str(),
-              static_cast<long long>(options.classes), stats.size(),
+              name.c_str(), options.input.to_string().c_str(), static_cast<long long>(classes), stats.size(),
               static_cast<long long>(params), static_cast<long long>(flops));
+  if (options.name == model::kTorchScript) {
+    std::printf("SHA-256 %s\n", model::model_file_sha256(options).c_str());
+  }
+  if (const std::string note = model::uncounted_flops_note(stats); !note.empty()) {
+    std::printf("note: %s\n", note.c_str());
+  }
   std::printf("split P: device runs layers [0,P) and sends layer P-1's output; server runs "
               "[P,%zu) and the loss\n\n",
               stats.size());
@@ -69,7 +76,7 @@ void print_zoo(const ImageShape& input, std::int64_t classes) {
   std::printf("%-18s %7s %12s %16s %20s\n", "model", "layers", "params", "FLOPs/sample",
               "largest act B/sample");
   for (const std::string& name : model::model_names()) {
-    const auto stats = stats_or_config_error({name, input, classes});
+    const auto stats = stats_or_config_error({name, input, classes, ""});
     std::int64_t params = 0, flops = 0, largest = 0;
     for (const auto& s : stats) {
       params += s.parameters;
@@ -115,6 +122,8 @@ int info_command(int argc, char** argv) {
                  "train.personalised, auto, cmlbed simulate, --resume, what DP noise perturbs)")(
       "model", po::value<std::string>(), "one model: vgg5 vgg11 vgg16 resnet18 "
                                          "mobilenetv3-small mobilenetv3-large lenet")(
+      "model-file", po::value<std::string>(),
+      "one TorchScript module (as model.name = torchscript, model.file = PATH; docs/own-model.md)")(
       "input", po::value<std::string>()->default_value("3x32x32"), "input shape CxHxW")(
       "classes", po::value<std::int64_t>()->default_value(10), "output classes (>= 2)");
   po::variables_map args;
@@ -129,7 +138,8 @@ int info_command(int argc, char** argv) {
     throw ConfigError(std::string("info: ") + e.what());
   }
   if (args.count("help")) {
-    std::cout << "Usage: cmlbed info [--model NAME] [--input CxHxW] [--classes N] | --methods\n" << options;
+    std::cout << "Usage: cmlbed info [--model NAME | --model-file PATH] [--input CxHxW] [--classes N] | --methods\n"
+              << options;
     return 0;
   }
   if (args.count("methods")) {
@@ -147,8 +157,15 @@ int info_command(int argc, char** argv) {
     throw ConfigError("info: --classes " + std::to_string(classes) +
                       " is out of range; allowed: 2..100000");
   }
-  if (args.count("model")) {
-    print_layers({args["model"].as<std::string>(), input, classes});
+  if (args.count("model") && args.count("model-file")) {
+    throw ConfigError("info: --model and --model-file exclude each other");
+  }
+  if (args.count("model-file")) {
+    // The module decides its classes unless --classes is given.
+    print_layers({model::kTorchScript, input, args["classes"].defaulted() ? 0 : classes,
+                  args["model-file"].as<std::string>()});
+  } else if (args.count("model")) {
+    print_layers({args["model"].as<std::string>(), input, classes, ""});
   } else {
     print_zoo(input, classes);
   }

@@ -44,6 +44,13 @@ OptionSpec choice(std::string name, std::string default_value, std::vector<std::
   return spec;
 }
 
+// The zoo's networks, then torchscript (a module from model.file).
+std::vector<std::string> model_choices() {
+  std::vector<std::string> names = model::model_names();
+  names.push_back(model::kTorchScript);
+  return names;
+}
+
 OptionSpec autoable(OptionSpec spec) {
   spec.allows_auto = true;
   return spec;
@@ -80,7 +87,12 @@ std::vector<OptionSpec> run_options() {
              "with an error naming rank and stage (completed rounds stay in the file)"),
 
       // [model]
-      choice("model.name", "vgg5", model::model_names(), "network from the model zoo"),
+      choice("model.name", "vgg5", model_choices(), "network from the model zoo, or torchscript: "
+             "the TorchScript module in model.file (docs/own-model.md)"),
+      option("model.file", T::path, "", "file",
+             "model.name=torchscript only: a module saved by torch.jit.save whose forward calls its "
+             "children in order (an nn.Sequential), split between them; its weights are the "
+             "initial ones whatever experiment.seed (docs/own-model.md)"),
       per_device(autoable(bounded(option("model.split", T::integer, "2", "layer index P",
                                          "split point: the device runs layers [0,P), the server "
                                          "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "

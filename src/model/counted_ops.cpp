@@ -20,6 +20,8 @@ FlopCounter::FlopCounter() {
 
 FlopCounter::~FlopCounter() { active_counter = nullptr; }
 
+FlopCounter* FlopCounter::active() { return active_counter; }
+
 namespace counted {
 
 torch::Tensor conv(torch::nn::Conv2d& conv, const torch::Tensor& x) {

@@ -9,6 +9,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace cmlbed::model {
 
@@ -23,9 +25,16 @@ class FlopCounter {
   FlopCounter& operator=(const FlopCounter&) = delete;
   std::int64_t total() const { return total_; }
   void add(std::int64_t flops) { total_ += flops; }
+  // A part whose FLOPs cannot be counted (a TorchScript module of unknown type).
+  void skip(std::string what) { skipped_.push_back(std::move(what)); }
+  const std::vector<std::string>& skipped() const { return skipped_; }
+
+  // The counter alive on this thread, or nullptr.
+  static FlopCounter* active();
 
  private:
   std::int64_t total_ = 0;
+  std::vector<std::string> skipped_;
 };
 
 namespace counted {

@@ -4,6 +4,7 @@
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "layers.hpp"
+#include "scripted_model.hpp"
 
 namespace cmlbed::model {
 namespace {
@@ -19,6 +20,25 @@ std::uint64_t layer_seed(std::uint64_t seed, std::size_t index) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
+}
+
+// One sample of the input; checked first, because every layer's output (up to 64
+// channels at full resolution in this zoo) grows with it.
+torch::Tensor probe_input(const ModelOptions& options) {
+  const ImageShape& in = options.input;
+  if (in.channels < 1 || in.height < 1 || in.width < 1) {
+    throw std::invalid_argument("model '" + options.name + "' cannot take input " +
+                                in.to_string() + ": every dimension must be at least 1");
+  }
+  if (in.channels > kMaxInputValues || in.height > kMaxInputValues ||
+      in.width > kMaxInputValues ||
+      in.channels * in.height * in.width > kMaxInputValues) {
+    throw std::invalid_argument("model '" + options.name + "' cannot take input " +
+                                in.to_string() + ": allowed: at most " +
+                                std::to_string(kMaxInputValues) +
+                                " values per sample (C x H x W, e.g. 3x512x512)");
+  }
+  return torch::zeros({1, in.channels, in.height, in.width});
 }
 
 // Appends layers one at a time: seeds each from (seed, index) and runs a probe sample
@@ -64,25 +84,6 @@ class NetworkBuilder {
   std::vector<NamedLayer> take() { return std::move(layers_); }
 
  private:
-  // One sample of the input; checked first, because every layer's output (up to 64
-  // channels at full resolution in this zoo) grows with it.
-  static torch::Tensor probe_input(const ModelOptions& options) {
-    const ImageShape& in = options.input;
-    if (in.channels < 1 || in.height < 1 || in.width < 1) {
-      throw std::invalid_argument("model '" + options.name + "' cannot take input " +
-                                  in.to_string() + ": every dimension must be at least 1");
-    }
-    if (in.channels > kMaxInputValues || in.height > kMaxInputValues ||
-        in.width > kMaxInputValues ||
-        in.channels * in.height * in.width > kMaxInputValues) {
-      throw std::invalid_argument("model '" + options.name + "' cannot take input " +
-                                  in.to_string() + ": allowed: at most " +
-                                  std::to_string(kMaxInputValues) +
-                                  " values per sample (C x H x W, e.g. 3x512x512)");
-    }
-    return torch::zeros({1, in.channels, in.height, in.width});
-  }
-
   ModelOptions options_;
   std::uint64_t seed_;
   torch::Tensor probe_;
@@ -195,6 +196,7 @@ const std::vector<std::string>& model_names() {
 }
 
 std::vector<NamedLayer> build_layers(const ModelOptions& options, std::uint64_t seed) {
+  if (options.name == kTorchScript) return scripted_layers(options, probe_input(options));
   if (options.classes < 2) throw std::invalid_argument("a model needs at least 2 classes");
   NetworkBuilder b(options, seed);
   const std::string& n = options.name;
@@ -215,7 +217,8 @@ std::vector<NamedLayer> build_layers(const ModelOptions& options, std::uint64_t 
   } else {
     std::string known;
     for (const std::string& name : model_names()) known += (known.empty() ? "" : ", ") + name;
-    throw std::invalid_argument("unknown model '" + n + "'; known models: " + known);
+    throw std::invalid_argument("unknown model '" + n + "'; known models: " + known +
+                                ", or torchscript with model.file = PATH");
   }
   return b.take();
 }
@@ -234,6 +237,7 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
       FlopCounter counter;
       x = named.layer->forward(x);
       s.flops_per_sample = counter.total();
+      s.uncounted_flops = counter.skipped();
     }
     // Training on one sample: LibTorch's own check (batch norm over one value per
     // channel) is the definition, so ask it rather than re-deriving where it applies.
@@ -250,6 +254,20 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     stats.push_back(std::move(s));
   }
   return stats;
+}
+
+std::string uncounted_flops_note(const std::vector<LayerStats>& stats) {
+  std::string parts;
+  std::size_t count = 0;
+  for (const LayerStats& s : stats) {
+    for (const std::string& part : s.uncounted_flops) {
+      parts += (parts.empty() ? "" : ", ") + part;
+      ++count;
+    }
+  }
+  if (count == 0) return "";
+  return "FLOPs of " + std::to_string(count) + " layer(s) of unknown type not counted: " + parts +
+         " (docs/own-model.md lists the types counted)";
 }
 
 std::int64_t min_training_batch(const std::vector<LayerStats>& stats) {

@@ -7,6 +7,7 @@
 
 #include "cmlbed/base/heap_policy.hpp"
 #include "cmlbed/model/zoo.hpp"
+#include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/version.hpp"
 #include "round_loop.hpp"
@@ -23,6 +24,7 @@ trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_s
   info.method = config.text("experiment.method");
   info.started_at = started.iso;
   info.heap = heap_policy();
+  info.model_file_sha256 = model::model_file_sha256(model_file_options(config));
   info.mpi_size = mpi_size;
   info.hosts = std::move(hosts);
   for (const auto& clock : clocks) {

@@ -21,12 +21,32 @@ namespace {
 // The method first (it loads and partitions the data), before any file exists: data
 // that cannot be split as configured (more devices than samples, say) is a
 // configuration error, which every rank meets alike and reports as one (exit 2).
+// Every rank loads model.file itself: all must have loaded the same bytes, or their
+// parts would not be one model. Rank 0 names the layers whose FLOPs go uncounted.
+void check_model_file(RunState& run) {
+  const model::ModelOptions model = model_file_options(run.config);
+  if (model.name != model::kTorchScript) return;
+  const std::string digest = model::model_file_sha256(model);
+  std::string rank0 = digest;
+  rank0.resize(64);
+  CMLBED_MPI_CHECK(MPI_Bcast(rank0.data(), 64, MPI_CHAR, 0, run.control.get()));
+  agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
+    if (digest == rank0) return std::nullopt;
+    return "model.file " + model.file + " on rank " + std::to_string(run.rank) + " has SHA-256 " + digest +
+           ", rank 0's " + rank0 + ": every rank must load the same file";
+  });
+  if (!run.is_server) return;
+  const std::string note = model::uncounted_flops_note(model::layer_stats(model_options(run.config)));
+  if (!note.empty()) std::cerr << "cmlbed: note: " << note << std::endl;
+}
+
 void make_the_method(RunState& run) {
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
     run.method = train::make_method(run.config, run.rank, run.devices);
     return std::nullopt;
   });
   trace::startup_clock().end(trace::StartupPhase::model);
+  check_model_file(run);
 }
 
 // A re-planned run's parts no longer match its stored configuration's split points, so

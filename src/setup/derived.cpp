@@ -26,9 +26,15 @@ data::DatasetSpec dataset_spec(const Config& config) {
   return spec;
 }
 
-model::ModelOptions model_options(const Config& config) {
+model::ModelOptions model_file_options(const Config& config) {
   model::ModelOptions options;
   options.name = config.text("model.name");
+  options.file = config.text("model.file");
+  return options;
+}
+
+model::ModelOptions model_options(const Config& config) {
+  model::ModelOptions options = model_file_options(config);
   const std::string& dataset = config.text("data.dataset");
   if (dataset == "synthetic") {
     options.input = config.shape("data.synthetic_shape");

@@ -209,6 +209,18 @@ void validate_data_files(const Config& config) {
   }
 }
 
+void validate_model_file(const Config& config) {
+  const std::string& name = config.text("model.name");
+  const std::string& file = config.text("model.file");
+  if (name == model::kTorchScript) {
+    require(!file.empty(), "model.name = torchscript needs model.file (a module saved by torch.jit.save; "
+                           "docs/own-model.md)");
+  } else {
+    require(file.empty(), "model.file = " + file + " is set but model.name = " + name +
+                              "; set model.name = torchscript to train the file's module");
+  }
+}
+
 void validate_links(const Config& config, int devices) {
   for (int device = 1; device <= devices; ++device) {
     for (const auto direction : {LinkDirection::uplink, LinkDirection::downlink}) {
@@ -239,6 +251,7 @@ void validate_config(const Config& config, int mpi_size, bool check_output) {
   validate_links(config, devices);
   if (check_output) validate_output(config);
   validate_data_files(config);  // first: the checks below read the arrays file's shape and classes
+  validate_model_file(config);
   validate_training(config, devices);
   validate_adasplit(config, devices);
   validate_personalised(config);

@@ -73,6 +73,9 @@ void write_root_attributes(hid_t file, const RunInfo& info, const std::string& w
   write_string_attribute(file, "method", info.method, where);
   write_string_attribute(file, "started_at", info.started_at, where);
   write_string_attribute(file, "heap", info.heap, where);
+  if (!info.model_file_sha256.empty()) {
+    write_string_attribute(file, "model_file_sha256", info.model_file_sha256, where);
+  }
   const std::int32_t mpi_size = info.mpi_size;
   write_attribute(file, "mpi_size", H5T_NATIVE_INT32, scalar_space(), &mpi_size, where);
   if (!info.hosts.empty()) write_string_array_attribute(file, "hosts", info.hosts, where);

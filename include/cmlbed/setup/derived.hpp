@@ -17,6 +17,9 @@ data::DatasetSpec dataset_spec(const Config& config);
 
 // Input shape and class count come from the dataset, the network from [model].
 model::ModelOptions model_options(const Config& config);
+// model.name and model.file only, without the data's shape and classes (which, for
+// data.dataset = arrays, model_options reads from the data file).
+model::ModelOptions model_file_options(const Config& config);
 
 // The dataset with data.train_limit / data.test_limit applied.
 data::Dataset load_dataset(const Config& config);

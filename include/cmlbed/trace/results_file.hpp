@@ -22,6 +22,7 @@ struct RunInfo {
   std::string method;
   std::string started_at;  // ISO 8601, UTC, e.g. "2024-05-01T12:00:00Z"
   std::string heap = "system";  // the allocator's policy (cmlbed/base/heap_policy.hpp)
+  std::string model_file_sha256;  // model.file's SHA-256 (model.name = torchscript), else ""
   int mpi_size = 0;
   std::vector<std::string> hosts;                  // host name of each rank
   std::vector<std::int64_t> clock_offsets_ns;      // each rank's offset to rank 0's clock
