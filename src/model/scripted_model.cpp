@@ -25,6 +25,15 @@ std::invalid_argument file_error(const std::string& path, const std::string& why
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// The cause in an error of the TorchScript interpreter, whose message starts with a
+// traceback and ends with "RuntimeError: <cause>"; else the first line.
+std::string cause(const std::exception& error) {
+  const std::string text = error.what();
+  const std::string mark = "RuntimeError: ";
+  const std::size_t at = text.rfind(mark);
+  return at == std::string::npos ? first_line(text) : first_line(text.substr(at + mark.size()));
+}
+
 // Every part loads the module afresh and a run counts the layers more than once, so
 // the file is read once per process (again only if it changed on disk).
 struct LoadedFile {
@@ -326,9 +335,9 @@ std::vector<NamedLayer> scripted_layers(const ModelOptions& options, torch::Tens
     const std::string input = shape_text(probe);
     try {
       probe = layer->forward(probe);
-    } catch (const c10::Error& e) {
+    } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
       throw file_error(path, "layer " + child.name + " cannot take an input of " + input + " per sample (" +
-                                 first_line(e.msg()) + ")");
+                                 cause(e) + ")");
     }
     layer->train();
     layers.push_back({child.name, std::move(layer)});

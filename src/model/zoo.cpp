@@ -244,7 +244,7 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     named.layer->train();
     try {
       named.layer->forward(input);
-    } catch (const c10::Error&) {
+    } catch (const std::exception&) {  // c10::Error; a TorchScript layer's JITException
       s.min_training_batch = 2;
     }
     s.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());

@@ -6,6 +6,7 @@
 // docs/own-model.md), split between its top-level children.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cmlbed/base/image_shape.hpp"
@@ -16,6 +17,10 @@ namespace cmlbed::model {
 inline constexpr const char* kTorchScript = "torchscript";
 
 struct ModelOptions {
+  ModelOptions() = default;
+  ModelOptions(std::string model_name, ImageShape model_input, std::int64_t model_classes, std::string model_file = "")
+      : name(std::move(model_name)), input(model_input), classes(model_classes), file(std::move(model_file)) {}
+
   std::string name = "vgg5";
   ImageShape input;
   // The data's classes. A TorchScript module's last layer must output this many values
