@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cmlbed/model/split_model.hpp"
+#include "cmlbed/model/weight_masks.hpp"
 #include "cmlbed/model/zoo.hpp"
 
 namespace cmlbed::model {
@@ -111,6 +112,37 @@ TEST_F(ScriptedModel, TrainAndEvalReachTheModule) {
   EXPECT_TRUE(torch::equal(part.forward(input), torch::full({1, 4}, 2.0)));
   part.eval();
   EXPECT_TRUE(torch::equal(part.forward(input), torch::ones({1, 4})));
+}
+
+// AdaSplit's masks act on a TorchScript linear layer's weight and bias as on the zoo's,
+// whose FLOPs count as the zoo's: 2 per multiply-add plus the bias.
+TEST_F(ScriptedModel, MasksAndFlopsOfAKnownLayerType) {
+  torch::jit::Module linear("torch.nn.modules.linear.Linear");
+  linear.register_attribute("training", c10::BoolType::get(), true);
+  linear.register_parameter("weight", torch::ones({4, 4}), false);
+  linear.register_parameter("bias", torch::zeros({4}), false);
+  linear.define("def forward(self, x):\n    return torch.matmul(x, self.weight.t()) + self.bias\n");
+  torch::jit::Module root("Root");
+  root.register_attribute("training", c10::BoolType::get(), true);
+  root.register_module("flat", leaf("Flat", torch::zeros({1}), "    return torch.flatten(x, 1)\n"));
+  root.register_module("fc", linear);
+  root.define("def forward(self, x):\n    return self.fc.forward(self.flat.forward(x))\n");
+  root.save(path("linear.pt"));
+  const ModelOptions o = options(path("linear.pt"));
+  const std::vector<LayerStats> stats = layer_stats(o);
+  EXPECT_EQ(stats[1].flops_per_sample, 2 * 4 * 4 + 4);
+  EXPECT_TRUE(stats[1].uncounted_flops.empty());
+
+  ModelPart part(o, 0, 2, 1);
+  WeightMasks masks(part, 1, /*mean=*/-30.0, /*stddev=*/0.0);  // sigmoid(-30): every weight off
+  EXPECT_EQ(masks.entries(), 4 * 4 + 4);
+  const torch::Tensor input = torch::ones({1, 1, 2, 2});
+  EXPECT_TRUE(torch::equal(part.forward(input), torch::full({1, 4}, 4.0)));
+  {
+    const auto applied = masks.apply(part);
+    EXPECT_LT(part.forward(input).abs().max().item<float>(), 1e-9);
+  }
+  EXPECT_TRUE(torch::equal(part.forward(input), torch::full({1, 4}, 4.0)));
 }
 
 void expect_refusal(const ModelOptions& o, std::initializer_list<std::string> parts) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cmlbed/base/sha256.hpp"
+#include "cmlbed/model/weight_masks.hpp"
 #include "counted_ops.hpp"
 
 namespace cmlbed::model {
@@ -288,8 +289,22 @@ void mirror(torch::nn::Module& target, const torch::jit::Module& source) {
   }
 }
 
+// The weights and biases of `module`'s convolutions and linear layers (AdaSplit masks
+// them as the zoo's), in module tree order; forward reads them from the attributes.
+void add_mask_slots(torch::jit::Module module, std::vector<MaskSlot>& slots) {
+  static const std::set<std::string> masked = {"torch.nn.modules.conv.Conv2d", "torch.nn.modules.linear.Linear"};
+  if (masked.count(module_type(module)) != 0) {
+    for (const char* name : {"weight", "bias"}) {
+      if (!module.hasattr(name) || !module.attr(name).isTensor()) continue;
+      slots.push_back({[module, name] { return module.attr(name).toTensor(); },
+                       [module, name](const torch::Tensor& value) mutable { module.setattr(name, value); }});
+    }
+  }
+  for (const auto& child : module.named_children()) add_mask_slots(child.value, slots);
+}
+
 // One top-level child of the module as a splittable layer.
-class ScriptedLayer : public Layer {
+class ScriptedLayer : public Layer, public MaskableLayer {
  public:
   ScriptedLayer(std::string name, torch::jit::Module unit) : name_(std::move(name)), unit_(std::move(unit)) {
     mirror(*this, unit_);
@@ -303,6 +318,12 @@ class ScriptedLayer : public Layer {
   void train(bool on = true) override {
     torch::nn::Module::train(on);
     unit_.train(on);
+  }
+
+  std::vector<MaskSlot> mask_slots() override {
+    std::vector<MaskSlot> slots;
+    add_mask_slots(unit_, slots);
+    return slots;
   }
 
  private:

@@ -6,17 +6,23 @@
 
 namespace cmlbed::model {
 
-std::vector<torch::Tensor*> masked_slots(torch::nn::Module& module) {
-  std::vector<torch::Tensor*> slots;
+std::vector<MaskSlot> masked_slots(torch::nn::Module& module) {
+  std::vector<MaskSlot> slots;
+  auto member = [&](torch::Tensor& tensor) {
+    slots.push_back({[&tensor] { return tensor; }, [&tensor](const torch::Tensor& value) { tensor = value; }});
+  };
   auto add = [&](torch::Tensor& weight, torch::Tensor& bias) {
-    slots.push_back(&weight);
-    if (bias.defined()) slots.push_back(&bias);
+    member(weight);
+    if (bias.defined()) member(bias);
   };
   // Conv2dImpl and LinearImpl read their `weight` and `bias` members in forward, so
   // replacing those members (not the registered parameters) masks the layer.
   auto visit = [&](torch::nn::Module& m) {
     if (auto* conv = dynamic_cast<torch::nn::Conv2dImpl*>(&m)) add(conv->weight, conv->bias);
     if (auto* linear = dynamic_cast<torch::nn::LinearImpl*>(&m)) add(linear->weight, linear->bias);
+    if (auto* maskable = dynamic_cast<MaskableLayer*>(&m)) {
+      for (MaskSlot& slot : maskable->mask_slots()) slots.push_back(std::move(slot));
+    }
   };
   // modules(true) would need the module in a shared_ptr; the top one is visited apart.
   visit(module);
@@ -26,8 +32,8 @@ std::vector<torch::Tensor*> masked_slots(torch::nn::Module& module) {
 
 WeightMasks::WeightMasks(torch::nn::Module& module, std::uint64_t seed, double mean, double stddev) {
   auto generator = at::detail::createCPUGenerator(seed);
-  for (torch::Tensor* slot : masked_slots(module)) {
-    torch::Tensor mask = at::normal(mean, stddev, slot->sizes(), generator, torch::kFloat32);
+  for (const MaskSlot& slot : masked_slots(module)) {
+    torch::Tensor mask = at::normal(mean, stddev, slot.read().sizes(), generator, torch::kFloat32);
     masks_.push_back(mask.set_requires_grad(true));
   }
 }
@@ -59,13 +65,13 @@ WeightMasks::Applied::Applied(const WeightMasks& masks, torch::nn::Module& modul
                                 " maskable tensors, the masks " + std::to_string(masks.masks_.size()));
   }
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    originals_.push_back(*slots_[i]);
-    *slots_[i] = originals_[i] * torch::sigmoid(masks.masks_[i]);
+    originals_.push_back(slots_[i].read());
+    slots_[i].write(originals_[i] * torch::sigmoid(masks.masks_[i]));
   }
 }
 
 WeightMasks::Applied::~Applied() {
-  for (std::size_t i = 0; i < slots_.size(); ++i) *slots_[i] = originals_[i];
+  for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i].write(originals_[i]);
 }
 
 }  // namespace cmlbed::model

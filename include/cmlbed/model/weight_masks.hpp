@@ -6,9 +6,26 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace cmlbed::model {
+
+// One maskable tensor, read and replaced where the layer's forward reads it.
+struct MaskSlot {
+  std::function<torch::Tensor()> read;
+  std::function<void(const torch::Tensor&)> write;
+};
+
+// A layer whose weights its forward does not read from Conv2dImpl/LinearImpl members (a
+// TorchScript layer reads its module's attributes): it lists its own slots.
+class MaskableLayer {
+ public:
+  virtual ~MaskableLayer() = default;
+  // Its convolutions' and linear layers' weights and biases, in module tree order,
+  // weight before bias.
+  virtual std::vector<MaskSlot> mask_slots() = 0;
+};
 
 class WeightMasks {
  public:
@@ -35,7 +52,7 @@ class WeightMasks {
     Applied& operator=(const Applied&) = delete;
 
    private:
-    std::vector<torch::Tensor*> slots_;      // the module's weight and bias members
+    std::vector<MaskSlot> slots_;           // the module's weights and biases
     std::vector<torch::Tensor> originals_;  // W, restored on destruction
   };
   Applied apply(torch::nn::Module& module) const { return Applied(*this, module); }
@@ -44,8 +61,8 @@ class WeightMasks {
   std::vector<torch::Tensor> masks_;  // in the order masked_slots() lists the tensors
 };
 
-// The weight and bias members of every Conv2d and Linear module in `module`, in a fixed
-// order (module tree order, weight before bias).
-std::vector<torch::Tensor*> masked_slots(torch::nn::Module& module);
+// The weight and bias of every Conv2d and Linear module in `module` (and the slots of
+// every MaskableLayer), in a fixed order (module tree order, weight before bias).
+std::vector<MaskSlot> masked_slots(torch::nn::Module& module);
 
 }  // namespace cmlbed::model
