@@ -196,7 +196,14 @@ const std::vector<std::string>& model_names() {
 }
 
 std::vector<NamedLayer> build_layers(const ModelOptions& options, std::uint64_t seed) {
-  if (options.name == kTorchScript) return scripted_layers(options, probe_input(options));
+  if (options.name == kTorchScript) {
+    std::vector<NamedLayer> layers = scripted_layers(options, probe_input(options));
+    // A zoo network leaves LibTorch's default generator (which dropout draws from)
+    // seeded from the run's seed; so does a module from a file, whose weights need no
+    // draws. Unseeded, the generator starts from a random seed in every process.
+    torch::manual_seed(layer_seed(seed, layers.size()));
+    return layers;
+  }
   if (options.classes < 2) throw std::invalid_argument("a model needs at least 2 classes");
   NetworkBuilder b(options, seed);
   const std::string& n = options.name;
