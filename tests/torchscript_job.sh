@@ -92,8 +92,11 @@ run privacy "${mine[@]}" "${short[@]}" --experiment.method=pipar --model.split=2
 "$mpiexec" --oversubscribe -np 3 "$cmlbed" profile "${mine[@]}" --repeats 1 --warmup 0 -o "$work/profile.json" \
   >"$work/profile.out" 2>&1 || { tail -5 "$work/profile.out"; fail "profile"; }
 
-# Stopped after round 1 and resumed to 2: the weights of the run never stopped.
-resumable=("${mine[@]}" --experiment.method=sfl --model.split=2 --train.local_iterations=2 --data.train_limit=1200
+# Stopped after round 1 and resumed to 2: the weights of the run never stopped. Split
+# after `head`, so its dropout draws on the devices: the server's replicas draw from one
+# generator in the order the devices' batches arrive, which no run repeats (the zoo's
+# MobileNetV3 alike).
+resumable=("${mine[@]}" --experiment.method=sfl --model.split=4 --train.local_iterations=2 --data.train_limit=1200
            --data.test_limit=200 --output.checkpoint=1)
 run whole "${resumable[@]}" --experiment.rounds=2
 run stopped "${resumable[@]}" --experiment.rounds=1
