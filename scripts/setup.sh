@@ -16,6 +16,7 @@ packages=(
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
   python3-pandas                                       # cmlbed_report.load (docs/analysis.md)
   python3-pytest                                       # their tests
+  python3-torch                                        # scripts/export-model.py (docs/own-model.md)
   iproute2                                             # ip, tc: the multihost test
   clang libclang-rt-14-dev llvm                        # libFuzzer targets (run-tests.sh)
 )
