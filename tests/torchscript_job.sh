@@ -22,14 +22,17 @@ from collections import OrderedDict
 import torch
 from torch import nn
 
-def small_cnn():  # no zoo network: stride-2 stem, hardswish, ReLU6, average pooling, tanh
-    torch.manual_seed(3)
+def small_cnn(seed=3):  # no zoo network: stride-2 stem, hardswish, ReLU6, average pooling, tanh
+    torch.manual_seed(seed)
     return nn.Sequential(OrderedDict(
         stem=nn.Sequential(nn.Conv2d(1, 12, 3, stride=2, padding=1), nn.BatchNorm2d(12), nn.Hardswish()),
         block=nn.Sequential(nn.Conv2d(12, 24, 3, padding=1, bias=False), nn.BatchNorm2d(24), nn.ReLU6()),
         pool=nn.AvgPool2d(2),
         head=nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(24 * 7 * 7, 64), nn.Tanh()),
         out=nn.Linear(64, 10)))
+
+def small_cnn_redrawn():  # the same layers, other initial weights
+    return small_cnn(seed=4)
 
 def with_softplus():  # a layer type whose FLOPs cmlbed does not count
     torch.manual_seed(3)
@@ -100,8 +103,17 @@ resumable=("${mine[@]}" --experiment.method=sfl --model.split=4 --train.local_it
            --data.test_limit=200 --output.checkpoint=1)
 run whole "${resumable[@]}" --experiment.rounds=2
 run stopped "${resumable[@]}" --experiment.rounds=1
+cp "$work/stopped.h5" "$work/changed.h5"
 "${mpi[@]}" "$cmlbed" run --resume "$work/stopped.h5" --experiment.rounds=2 >"$work/resumed.out" 2>&1 ||
   { tail -5 "$work/resumed.out"; fail "resume"; }
+# Resuming after the file changed: refused, naming both digests.
+cp "$work/mine.pt" "$work/mine.pt.kept"
+export_model --module mine:small_cnn_redrawn mine.pt
+"${mpi[@]}" "$cmlbed" run --resume "$work/changed.h5" --experiment.rounds=2 >"$work/changed.out" 2>&1
+status=$?
+[[ $status == 2 ]] && grep -q "model.file $work/mine.pt has changed since the run started" "$work/changed.out" ||
+  { cat "$work/changed.out"; fail "resume after model.file changed: exit $status, expected 2 and the reason"; }
+mv "$work/mine.pt.kept" "$work/mine.pt"
 
 # The exported zoo networks train to the zoo's weights, with the zoo's bytes.
 for net in vgg5 lenet; do

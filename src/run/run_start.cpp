@@ -83,6 +83,17 @@ void load_resume_point(RunState& run) {
     run.file_started_at = trace::ResultsFile::read_string_attribute(file, "started_at");
     return std::nullopt;
   });
+  // The rounds so far trained the module the run started with; another one would not
+  // take their weights (or would, and continue a different model).
+  agree_on(run, run.is_server, "cannot resume " + file + ": ", [&]() -> std::optional<std::string> {
+    const model::ModelOptions model = model_file_options(run.config);
+    if (model.name != model::kTorchScript) return std::nullopt;
+    const std::string started = trace::ResultsFile::read_string_attribute(file, "model_file_sha256");
+    const std::string now = model::model_file_sha256(model);
+    if (started == now) return std::nullopt;
+    return "model.file " + model.file + " has changed since the run started (SHA-256 " + now + ", the run's " +
+           started + "); resume with the file the run started with";
+  });
   run.resume = load_checkpoint(*run.method, file, run.file_started_at, run.mpi.size(), run.control.get());
   if (run.resume->rounds_complete > run.rounds) {
     throw ConfigError("cannot resume " + file + " with experiment.rounds = " + std::to_string(run.rounds) +
