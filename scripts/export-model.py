@@ -19,7 +19,8 @@ cmlbed splits the module between its top-level children, so the module must be a
 nn.Sequential (use an OrderedDict for readable layer names) or a module whose forward
 calls each child once, in order, on the previous child's output. The script compiles it
 with torch.jit.script (which keeps the pooling layers' kernel sizes, needed to count
-their FLOPs), checks that shape and runs one sample through it. Needs torch: Debian's
+their FLOPs), refuses a forward that computes anything outside its children (cmlbed
+would refuse the file), and runs one sample through it (with --input). Needs torch: Debian's
 python3-torch (the C++ side needs only LibTorch); it runs itself with /usr/bin/python3
 when the python3 on PATH lacks it."""
 
@@ -170,8 +171,20 @@ def user_model(spec):
     try:
         make = getattr(importlib.import_module(module_name), callable_name)
     except (ImportError, AttributeError) as error:
-        raise SystemExit("export-model.py: error: --module %s: %s" % (spec, error))
+        raise SystemExit("export-model.py: error: --module %s: %s (looked for with %s, from %s and PYTHONPATH)"
+                         % (spec, error, sys.executable, os.getcwd()))
     return make()
+
+
+def check_sequence(scripted):
+    """cmlbed's rule (src/model/scripted_model.cpp): forward only reads children and calls
+    their forward; anything else stays outside every split point."""
+    for node in scripted.graph.nodes():
+        kind = node.kind()
+        if kind not in ("prim::Constant", "prim::GetAttr", "prim::CallMethod"):
+            raise SystemExit("export-model.py: error: the module's forward computes %s outside its children; "
+                             "cmlbed splits between children, so put every step in one (e.g. nn.Flatten() "
+                             "instead of torch.flatten) or use an nn.Sequential (docs/own-model.md)" % kind)
 
 
 def write(torch, model, path, shape):
@@ -180,9 +193,12 @@ def write(torch, model, path, shape):
         scripted = torch.jit.script(model)
     except Exception as error:  # TorchScript's own errors name the line it cannot compile
         raise SystemExit("export-model.py: error: torch.jit.script cannot compile the model:\n%s" % error)
+    check_sequence(scripted)
     if shape is not None:
         with torch.no_grad():
             output = scripted(torch.zeros((2,) + shape))
+        if not isinstance(output, torch.Tensor):
+            raise SystemExit("export-model.py: error: the model returns %s, not a tensor" % type(output).__name__)
         print("one sample of %s gives %s" % ("x".join(map(str, shape)), "x".join(map(str, output.shape[1:]))))
     scripted.train()
     torch.jit.save(scripted, path)

@@ -57,7 +57,13 @@ PY
 export_model() { (cd "$work" && "$python" "$source_dir/scripts/export-model.py" "$@" >/dev/null) || fail "export-model.py $*"; }
 export_model --module mine:small_cnn --input 1x28x28 mine.pt
 export_model --module mine:with_softplus softplus.pt
-export_model --module mine:flatten_between between.pt
+# export-model.py refuses it; torch.jit.save writes it, for cmlbed to refuse.
+(cd "$work" && "$python" "$source_dir/scripts/export-model.py" --module mine:flatten_between between.pt \
+  >export-between.out 2>&1) && fail "export-model.py wrote a module that computes outside its children"
+grep -q "forward computes aten::flatten outside its children" "$work/export-between.out" ||
+  { cat "$work/export-between.out"; fail "export-model.py did not say why it refused flatten_between"; }
+(cd "$work" && "$python" -c "import torch, mine; torch.jit.save(torch.jit.script(mine.flatten_between()), 'between.pt')") ||
+  fail "torch.jit.save of flatten_between"
 export_model --module mine:three_classes three.pt
 export_model --zoo vgg5 --input 1x28x28 --seed 1 vgg5.pt
 export_model --zoo lenet --input 1x28x28 --seed 1 lenet.pt
@@ -122,6 +128,12 @@ for net in vgg5 lenet; do
   run "ts-$net" "${same[@]}" --model.name=torchscript --model.file="$work/$net.pt"
 done
 
+# Server streams run replicas on threads of their own: the same weights as one stream.
+for streams in 1 2; do
+  run "streams-$streams" --model.name=torchscript --model.file="$work/lenet.pt" "${short[@]}" --experiment.method=sfl \
+    --model.split=2 --train.server_streams=$streams --train.server_threads=$streams --output.overwrite=true
+done
+
 # A layer of unknown type: named once, on rank 0, and the run goes on.
 run softplus --model.name=torchscript --model.file="$work/softplus.pt" "${short[@]}" --experiment.method=sfl \
   --model.split=1 --output.overwrite=true
@@ -180,6 +192,10 @@ _, _, whole = rounds("whole")
 _, _, resumed = rounds("stopped")
 if whole is None or resumed is None or not np.array_equal(whole, resumed):
     bad.append("the resumed run's weights differ from those of the run never stopped")
+_, _, one = rounds("streams-1")
+_, _, two = rounds("streams-2")
+if not np.array_equal(one, two):
+    bad.append("sfl with 2 server streams gave other weights than with 1")
 for net in ("vgg5", "lenet"):
     zoo, _, zoo_weights = rounds(f"zoo-{net}")
     ts, _, ts_weights = rounds(f"ts-{net}")

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/csrc/jit/runtime/jit_exception.h>
 #include <torch/script.h>
 
 #include <cerrno>
@@ -26,17 +27,33 @@ std::invalid_argument file_error(const std::string& path, const std::string& why
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// The cause in an error of the TorchScript interpreter, whose message starts with a
-// traceback and ends with "RuntimeError: <cause>"; else the first line.
-std::string cause(const std::exception& error) {
-  const std::string text = error.what();
-  const std::string mark = "RuntimeError: ";
-  const std::size_t at = text.rfind(mark);
-  return at == std::string::npos ? first_line(text) : first_line(text.substr(at + mark.size()));
+// The cause in an error of the TorchScript interpreter, whose message is a traceback
+// that ends with "RuntimeError: <cause>" (an operator's error) or
+// "builtins.ValueError: <cause>" (one a module's Python code raised); else the first line.
+}  // namespace
+
+std::string error_cause(const std::exception& error) {
+  if (const auto* jit = dynamic_cast<const torch::jit::JITException*>(&error); jit && jit->getOriginalMsg()) {
+    return first_line(*jit->getOriginalMsg());
+  }
+  std::istringstream lines(error.what());
+  std::string found;
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t colon = line.find(": ");
+    const std::string name = line.substr(0, colon);
+    const bool names_an_error = colon != std::string::npos && name.find(' ') == std::string::npos &&
+                                (name.size() >= 5 && (name.rfind("Error") == name.size() - 5 ||
+                                                      name.find("Exception") != std::string::npos));
+    if (names_an_error) found = line.substr(colon + 2);
+  }
+  return found.empty() ? first_line(error.what()) : found;
 }
 
+namespace {
+
 // Every part loads the module afresh and a run counts the layers more than once, so
-// the file is read once per process (again only if it changed on disk).
+// the file is read once per process (again only if it changed on disk). Callers get a
+// snapshot: a file read again by another thread leaves theirs as it was.
 struct LoadedFile {
   std::string bytes;
   std::string sha256;
@@ -44,39 +61,37 @@ struct LoadedFile {
   off_t size = 0;
 };
 
-const LoadedFile& loaded_file(const std::string& path) {
+std::shared_ptr<const LoadedFile> loaded_file(const std::string& path) {
   static std::mutex mutex;
-  static std::map<std::string, LoadedFile> files;
+  static std::map<std::string, std::shared_ptr<const LoadedFile>> files;
   if (path.empty()) throw std::invalid_argument("model.name = torchscript needs model.file = PATH");
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) throw file_error(path, std::strerror(errno));
   std::lock_guard<std::mutex> lock(mutex);
-  LoadedFile& file = files[path];
-  if (file.size == info.st_size && file.modified.tv_sec == info.st_mtim.tv_sec &&
-      file.modified.tv_nsec == info.st_mtim.tv_nsec && !file.bytes.empty()) {
-    return file;
+  std::shared_ptr<const LoadedFile>& cached = files[path];
+  if (cached && cached->size == info.st_size && cached->modified.tv_sec == info.st_mtim.tv_sec &&
+      cached->modified.tv_nsec == info.st_mtim.tv_nsec) {
+    return cached;
   }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   if (!in || !(bytes << in.rdbuf())) throw file_error(path, "cannot be read");
-  file.bytes = bytes.str();
-  file.sha256 = sha256_hex(file.bytes);
-  file.modified = info.st_mtim;
-  file.size = info.st_size;
-  return file;
+  auto file = std::make_shared<LoadedFile>();
+  file->bytes = bytes.str();
+  file->sha256 = sha256_hex(file->bytes);
+  file->modified = info.st_mtim;
+  file->size = info.st_size;
+  cached = file;
+  return cached;
 }
 
 torch::jit::Module load_module(const std::string& path) {
-  // The graph executor's optimisations (differentiable subgraphs, fusion) may compute
-  // in another order than LibTorch's plain operators; without them each operator of a
-  // scripted layer runs as the zoo's layers run it, so both compute the same values.
-  static std::once_flag plain_executor;
-  std::call_once(plain_executor, [] { torch::jit::setGraphExecutorOptimize(false); });
-  std::istringstream stream(loaded_file(path).bytes);
+  const std::shared_ptr<const LoadedFile> file = loaded_file(path);
+  std::istringstream stream(file->bytes);
   try {
     return torch::jit::load(stream);
-  } catch (const c10::Error& e) {
-    throw file_error(path, "not a TorchScript module saved by torch.jit.save (" + first_line(e.msg()) + ")");
+  } catch (const std::exception& e) {  // c10::Error; an ErrorReport for code 1.13 cannot compile
+    throw file_error(path, "not a TorchScript module saved by torch.jit.save (" + error_cause(e) + ")");
   }
 }
 
@@ -200,15 +215,21 @@ std::optional<std::pair<std::int64_t, std::int64_t>> pair_constant(const torch::
   return std::nullopt;
 }
 
-// Max and average pooling: one FLOP per input value each window reads; windows that
-// tile the input (stride = kernel, no padding) read each value once, as the zoo's pools.
+// Max and average pooling: one FLOP per input value each window reads. Windows that
+// tile the input in ceil mode (stride = kernel, no padding or dilation; the zoo's pools)
+// read each value once; otherwise every window is counted whole.
 std::optional<std::int64_t> window_pool_flops(const torch::jit::Module& m, const torch::Tensor& in,
                                               const torch::Tensor& out) {
   const auto kernel = pair_constant(m, "kernel_size");
   const auto stride = pair_constant(m, "stride");
   const auto padding = pair_constant(m, "padding");
-  if (!kernel || !stride || !padding) return std::nullopt;
-  if (*stride == *kernel && padding->first == 0 && padding->second == 0) return in.numel();
+  const auto dilation = pair_constant(m, "dilation");  // MaxPool2d's; AvgPool2d has none
+  const c10::optional<c10::IValue> ceil_mode = m.type()->findConstant("ceil_mode");
+  if (!kernel || !stride || !padding || !ceil_mode || !ceil_mode->isBool()) return std::nullopt;
+  const bool undilated = !dilation || (dilation->first == 1 && dilation->second == 1);
+  if (*stride == *kernel && padding->first == 0 && padding->second == 0 && undilated && ceil_mode->toBool()) {
+    return in.numel();
+  }
   return out.numel() * kernel->first * kernel->second;
 }
 
@@ -311,6 +332,11 @@ class ScriptedLayer : public Layer, public MaskableLayer {
   }
 
   torch::Tensor forward(const torch::Tensor& x) override {
+    // The graph executor's optimisations (differentiable subgraphs, fusion) may compute
+    // in another order than LibTorch's plain operators; without them each operator runs
+    // as in the zoo's layers, so both compute the same values. The switch is per thread
+    // (server streams run replicas on threads of their own), hence set at every call.
+    const torch::jit::GraphOptimizerEnabledGuard plain_operators(false);
     if (FlopCounter* counter = FlopCounter::active()) return counted_forward(unit_, name_, x, *counter);
     return unit_.forward({x}).toTensor();
   }
@@ -358,7 +384,7 @@ std::vector<NamedLayer> scripted_layers(const ModelOptions& options, torch::Tens
       probe = layer->forward(probe);
     } catch (const std::exception& e) {  // c10::Error, or the interpreter's JITException
       throw file_error(path, "layer " + child.name + " cannot take an input of " + input + " per sample (" +
-                                 cause(e) + ")");
+                                 error_cause(e) + ")");
     }
     layer->train();
     layers.push_back({child.name, std::move(layer)});
@@ -372,7 +398,7 @@ std::vector<NamedLayer> scripted_layers(const ModelOptions& options, torch::Tens
 }
 
 std::string model_file_sha256(const ModelOptions& options) {
-  return options.name == kTorchScript ? loaded_file(options.file).sha256 : std::string();
+  return options.name == kTorchScript ? loaded_file(options.file)->sha256 : std::string();
 }
 
 }  // namespace cmlbed::model

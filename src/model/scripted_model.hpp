@@ -15,4 +15,8 @@ namespace cmlbed::model {
 // output is not one value per class.
 std::vector<NamedLayer> scripted_layers(const ModelOptions& options, torch::Tensor probe);
 
+// The one-line cause of a LibTorch error: an operator's message, or the last
+// "SomeError: cause" line of the TorchScript interpreter's traceback.
+std::string error_cause(const std::exception& error);
+
 }  // namespace cmlbed::model

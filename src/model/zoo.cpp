@@ -251,7 +251,11 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     named.layer->train();
     try {
       named.layer->forward(input);
-    } catch (const std::exception&) {  // c10::Error; a TorchScript layer's JITException
+    } catch (const std::exception& e) {  // c10::Error; a TorchScript layer's JITException
+      if (std::string(e.what()).find("more than 1 value per channel when training") == std::string::npos) {
+        throw std::invalid_argument("model '" + options.name + "': layer " + s.name + " fails in training mode (" +
+                                    error_cause(e) + ")");
+      }
       s.min_training_batch = 2;
     }
     s.output_shape.assign(x.sizes().begin() + 1, x.sizes().end());

@@ -21,8 +21,8 @@ namespace {
 // The method first (it loads and partitions the data), before any file exists: data
 // that cannot be split as configured (more devices than samples, say) is a
 // configuration error, which every rank meets alike and reports as one (exit 2).
-// Every rank loads model.file itself: all must have loaded the same bytes, or their
-// parts would not be one model. Rank 0 names the layers whose FLOPs go uncounted.
+// Every rank loads model.file itself: all must load the same bytes, or their parts
+// would not be one model. Rank 0 names the layers whose FLOPs go uncounted.
 void check_model_file(RunState& run) {
   const model::ModelOptions model = model_file_options(run.config);
   if (model.name != model::kTorchScript) return;
@@ -41,12 +41,14 @@ void check_model_file(RunState& run) {
 }
 
 void make_the_method(RunState& run) {
+  // Before the parts are built: counting the layers draws from LibTorch's default
+  // generator, which building the parts then seeds from the run's seed.
+  check_model_file(run);
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
     run.method = train::make_method(run.config, run.rank, run.devices);
     return std::nullopt;
   });
   trace::startup_clock().end(trace::StartupPhase::model);
-  check_model_file(run);
 }
 
 // A re-planned run's parts no longer match its stored configuration's split points, so
