@@ -27,11 +27,11 @@ std::invalid_argument file_error(const std::string& path, const std::string& why
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// The cause in an error of the TorchScript interpreter, whose message is a traceback
-// that ends with "RuntimeError: <cause>" (an operator's error) or
-// "builtins.ValueError: <cause>" (one a module's Python code raised); else the first line.
 }  // namespace
 
+// The interpreter's message is a traceback that ends with "RuntimeError: <cause>" (an
+// operator's error) or "builtins.ValueError: <cause>" (one a module's Python code
+// raised): the last such line's cause; else the first line.
 std::string error_cause(const std::exception& error) {
   if (const auto* jit = dynamic_cast<const torch::jit::JITException*>(&error); jit && jit->getOriginalMsg()) {
     return first_line(*jit->getOriginalMsg());
@@ -41,9 +41,9 @@ std::string error_cause(const std::exception& error) {
   for (std::string line; std::getline(lines, line);) {
     const std::size_t colon = line.find(": ");
     const std::string name = line.substr(0, colon);
+    const bool ends_in_error = name.size() >= 5 && name.compare(name.size() - 5, 5, "Error") == 0;
     const bool names_an_error = colon != std::string::npos && name.find(' ') == std::string::npos &&
-                                (name.size() >= 5 && (name.rfind("Error") == name.size() - 5 ||
-                                                      name.find("Exception") != std::string::npos));
+                                (ends_in_error || name.find("Exception") != std::string::npos);
     if (names_an_error) found = line.substr(colon + 2);
   }
   return found.empty() ? first_line(error.what()) : found;

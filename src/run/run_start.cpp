@@ -18,15 +18,18 @@
 namespace cmlbed::run {
 namespace {
 
-// The method first (it loads and partitions the data), before any file exists: data
-// that cannot be split as configured (more devices than samples, say) is a
-// configuration error, which every rank meets alike and reports as one (exit 2).
 // Every rank loads model.file itself: all must load the same bytes, or their parts
-// would not be one model. Rank 0 names the layers whose FLOPs go uncounted.
+// would not be one model. Rank 0 names the layers whose FLOPs go uncounted. A file one
+// rank cannot read is an error all ranks agree on before they exchange digests.
 void check_model_file(RunState& run) {
   const model::ModelOptions model = model_file_options(run.config);
   if (model.name != model::kTorchScript) return;
-  const std::string digest = model::model_file_sha256(model);
+  std::string digest, note;
+  agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
+    digest = model::model_file_sha256(model);
+    if (run.is_server) note = model::uncounted_flops_note(model::layer_stats(model_options(run.config)));
+    return std::nullopt;
+  });
   std::string rank0 = digest;
   rank0.resize(64);
   CMLBED_MPI_CHECK(MPI_Bcast(rank0.data(), 64, MPI_CHAR, 0, run.control.get()));
@@ -35,11 +38,12 @@ void check_model_file(RunState& run) {
     return "model.file " + model.file + " on rank " + std::to_string(run.rank) + " has SHA-256 " + digest +
            ", rank 0's " + rank0 + ": every rank must load the same file";
   });
-  if (!run.is_server) return;
-  const std::string note = model::uncounted_flops_note(model::layer_stats(model_options(run.config)));
   if (!note.empty()) std::cerr << "cmlbed: note: " << note << std::endl;
 }
 
+// The method first (it loads and partitions the data), before any file exists: data
+// that cannot be split as configured (more devices than samples, say) is a
+// configuration error, which every rank meets alike and reports as one (exit 2).
 void make_the_method(RunState& run) {
   // Before the parts are built: counting the layers draws from LibTorch's default
   // generator, which building the parts then seeds from the run's seed.
