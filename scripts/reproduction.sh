@@ -52,7 +52,11 @@
 # Environment: CMLBED (binary, default build/cmlbed), MPIEXEC (default mpirun; runs get
 # --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
 # (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
-# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, REPEATS, FIRST_SEED.
+# MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, REPEATS, FIRST_SEED,
+# ADASPLIT_GROUPS (default methods,kappa,eta: the groups of scripts/adasplit-comparison.sh
+# --list to run) and ADASPLIT_EXTRA (options added to every AdaSplit-comparison run, e.g.
+# "--experiment.rounds=50 --network.uplink_rate=1gbit --network.downlink_rate=1gbit" to run
+# until accuracy settles in a fraction of the time; the report states the runs' rounds and links).
 # --full and the Slurm array run the heavy parts, accuracy and adasplit; the default run
 # does not (their kept digests still make their sections).
 set -euo pipefail
@@ -117,8 +121,9 @@ read -ra accuracy_networks <<<"${ACCURACY_NETWORKS:-vgg5 mobilenetv3-small}"
 read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
 accuracy_rounds=${ACCURACY_ROUNDS:-20}
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
-adasplit_groups=methods,kappa,eta adasplit_extra=()
-# DP settings of the report (docs/privacy.md): the split methods clip each sample's
+adasplit_groups=${ADASPLIT_GROUPS:-methods,kappa,eta}
+read -ra adasplit_extra <<<"${ADASPLIT_EXTRA:-}"
+# DP settings of the report (docs/explanation/privacy.md): the split methods clip each sample's
 # activation to L2 norm 5 and add N(0, (0.5 x 5)^2); fl (DP-FedAvg) clips each update to 1
 # and adds N(0, (0.3 x 1 / devices)^2) to the average. As tests/privacy_job.sh uses them.
 dp_split=(--privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5)

@@ -6,7 +6,7 @@ AdaSplit comparison, and what we conclude about each claim of the two papers. Ev
 figure comes from results files of this cmlbed through scripts/cmlbed-report's own
 definitions: the seeds of a run are grouped by cmlbed_report.summary.group_runs, and
 means, 95% intervals (Student t) and ratios of means (Fieller) come from
-summary.compare_groups and stats (docs/statistics.md), over rounds 2.. of each run
+summary.compare_groups and stats (docs/explanation/statistics.md), over rounds 2.. of each run
 (--from-round); each run's command, date, machine and load come from the FILE.run.json
 the script wrote beside it.
 
@@ -671,7 +671,7 @@ class Report:
             "(1 LibTorch thread). Rounds are short, %s, since the round time is what "
             "the grid compares. FL trains the whole model on the device; SFL's split and "
             "PiPar's split and micro-batch count are `auto` (the planner's choice, "
-            "docs/planning.md, at least one layer on the device unless a config asks for "
+            "docs/explanation/simulator.md, at least one layer on the device unless a config asks for "
             "split 0) from the network's profile measured here (`cmlbed profile`, "
             "server + 1 device, 3 repeats after 1 warm-up). A cell is **measured** when "
             "all three methods ran for real (`mpirun -np 5 cmlbed run --repeats %d`, "
@@ -1247,7 +1247,7 @@ class Report:
             "VGG-5 split 4, 1 server + 3 devices, devices `slowdown = 4`, 10/25 mbit, %s), "
             "each method with DP off and on. DP on: `%s` for sfl and pipar (each sample's "
             "activation clipped and noised on the device, inside its forward stage); `%s` for "
-            "fl (DP-FedAvg: clipped updates, noise on the average) (docs/privacy.md). "
+            "fl (DP-FedAvg: clipped updates, noise on the average) (docs/explanation/privacy.md). "
             "These configs pace devices with `devices.slowdown` (a stage lasts 4x what it "
             "took here), which keeps DP's own work in the device's time (`devices.flops` "
             "would pace it away, as it counts only the layers' FLOPs), but makes every time "
@@ -1305,7 +1305,7 @@ class Report:
             "VGG-5 split 4) the split methods stay near chance, and so does fl (noise of 0.1 "
             "per weight on the average of 3 devices); section 3 trains longer with less "
             "noise. Epsilon is the conservative record-level (split) or device-level (fl) "
-            "figure the run recorded (docs/privacy.md states the adjacency relation); the two "
+            "figure the run recorded (docs/explanation/privacy.md states the adjacency relation); the two "
             "are not the same guarantee.\n\n"
             % (ratio_text(gains["off"]["speedup"]), ratio_text(gains["on"]["speedup"]),
                ratio_text(gains["off"]["idle"]), ratio_text(gains["on"]["idle"]),
@@ -1494,12 +1494,18 @@ class Report:
             self.pending.append("the AdaSplit comparison (%s, about 30 minutes a seed)" % command)
             return
         first = next(iter(ours.values()))["runs"][0]
+        up, down = first.option("network.uplink_rate"), first.option("network.downlink_rate")
+        links = "%s up / %s down" % (up, down)
+        if (up, down) != ("10mbit", "25mbit"):
+            links += (" (the configs' 10 / 25 mbit raised with ADASPLIT_EXTRA: no method's "
+                      "schedule, bytes or accuracy depends on the rates, so the runs reach "
+                      "%d rounds sooner; round times are of these links)" % first.configured_rounds)
         self.add(
             "Configs `configs/adasplit/{%s}.ini` (%s): 1 server + 5 devices, Fashion-MNIST "
             "with 2 classes per device, LeNet split after pool1, Adam, %d rounds of %s "
-            "mini-batches, each device scored on its own classes, 10 mbit up / 25 mbit down; "
+            "mini-batches, each device scored on its own classes, links %s; "
             "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`, each "
-            "with its seeds. Numbers are `cmlbed-report c3`'s (docs/c3-accounting.md) per "
+            "with its seeds. Numbers are `cmlbed-report c3`'s (docs/explanation/c3-accounting.md) per "
             "seed, then mean ± 95%% interval: accuracy of the last evaluated round (per-device "
             "runs: the devices' accuracies weighted by their test samples), bytes over all "
             "links and rounds of the whole training, the devices' training FLOPs; mean round "
@@ -1507,7 +1513,7 @@ class Report:
             "authors' figures: %s.\n\n"
             % (",".join(methods), "the runs' settings as configured" if self.args.mode != "quick"
                else "quick mode: overridden smaller, see the commands",
-               first.configured_rounds, first.option("train.local_iterations") or "?", command,
+               first.configured_rounds, first.option("train.local_iterations") or "?", links, command,
                self.from_round, ADASPLIT_PAPER_SOURCE))
         paper = {m: (a, gb) for m, a, gb in ADASPLIT_PAPER}
         table = []
@@ -1563,12 +1569,12 @@ class Report:
             self.add("\n" + "\n".join(lines) + "\n")
         self.add(
             "\nThe totals differ from the authors' by orders of magnitude because our runs are "
-            "short rounds of 28x28 grey images, theirs full CIFAR-10 training; the byte ratio "
+            "LeNet on 28x28 grey images, theirs a larger network on CIFAR-10; the byte ratio "
             "follows from the schedule (%s). Accuracy is only like for like where the split "
             "baselines keep a personalised model per device (the personalised column), as "
             "AdaSplit's devices do; otherwise our FL/SFL/PiPar deploy one global model that "
             "after a few rounds on 2-class shards still mixes the devices' classes. The "
-            "C3-Score is not reported: its formula was not available (docs/c3-accounting.md "
+            "C3-Score is not reported: its formula was not available (docs/explanation/c3-accounting.md "
             "gives the budget coordinates).\n\n"
             % ("%.2fx expected: %s" % evidence["expected"] if evidence["expected"] else
                "no AdaSplit run to read it from"))
@@ -1713,7 +1719,7 @@ class Report:
             "brackets (stats.ratio_of_means); 'no difference measured [a, b]' where the "
             "interval includes 1; '> X' where the denominator's own interval reaches 0 (X = "
             "numerator mean / the upper end of that interval), never a point figure; '(n=1)' "
-            "a single run on a side, no interval. docs/statistics.md gives the formulas.\n",
+            "a single run on a side, no interval. docs/explanation/statistics.md gives the formulas.\n",
             "- **One averaging window.** Every time figure (round time, busy and idle time) "
             "is averaged over **rounds %d.. of each run**: round 1 starts with full token "
             "buckets, so its transfers are faster than a steady round's "
@@ -1728,7 +1734,7 @@ class Report:
             "training; the evaluation after it is not in the round) minus the union of the "
             "rank's compute intervals (forward, backward, optimizer step, aggregate, emulated "
             "device time; sends, receives and waits are not compute), in seconds "
-            "(docs/results-format.md, Busy and idle time). **Server idle** is rank 0's, in "
+            "(docs/reference/results-format.md, Busy and idle time). **Server idle** is rank 0's, in "
             "seconds per round over the window; the idle reduction is FL's mean of it over "
             "PiPar's.\n",
             "- **Simulated** cells are `cmlbed simulate`'s, run once (deterministic), and "
