@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that every include in include/ and src/ points to a lower layer.
 
-The layers are the block in docs/architecture.md ("N  area, area  what it holds"). An
+The layers are the block in docs/explanation/architecture.md ("N  area, area  what it holds"). An
 area may include its own headers and those of areas on lower lines; not a higher line,
 not another area on its own line. Exit 0 when every include keeps that rule; else
 exit 1 with one line per offending include: file:line, the include, and why.
@@ -24,8 +24,8 @@ TOP_LEVEL_HEADERS = {"version.hpp": "base"}
 
 
 def read_layers(root):
-    """Area -> layer number, from the first fenced block of docs/architecture.md."""
-    path = os.path.join(root, "docs", "architecture.md")
+    """Area -> layer number, from the first fenced block of docs/explanation/architecture.md."""
+    path = os.path.join(root, "docs", "explanation", "architecture.md")
     with open(path, encoding="utf-8") as f:
         text = f.read()
     block = re.search(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
@@ -89,7 +89,7 @@ def check(root):
         if area is None:
             continue  # src/version.hpp.in and the like: no area, no project includes
         if area not in layers:
-            problems.append(f"{rel}: area '{area}' is not in the layers of docs/architecture.md")
+            problems.append(f"{rel}: area '{area}' is not in the layers of docs/explanation/architecture.md")
             continue
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
             lines = f.readlines()
@@ -109,7 +109,7 @@ def check(root):
                 continue
             if included not in layers:
                 problems.append(f"{where}: area '{included}' is not in the layers of "
-                                "docs/architecture.md")
+                                "docs/explanation/architecture.md")
             elif layers[included] > layers[area]:
                 problems.append(f"{where}: {area} (layer {layers[area]}) must not include "
                                 f"{included} (layer {layers[included]}, higher)")
@@ -142,9 +142,9 @@ def self_test(real_root):
     }
     scratch = tempfile.mkdtemp(prefix="check-layers-")
     try:
-        os.makedirs(os.path.join(scratch, "docs"))
-        shutil.copy(os.path.join(real_root, "docs", "architecture.md"),
-                    os.path.join(scratch, "docs", "architecture.md"))
+        os.makedirs(os.path.join(scratch, "docs", "explanation"))
+        shutil.copy(os.path.join(real_root, "docs", "explanation", "architecture.md"),
+                    os.path.join(scratch, "docs", "explanation", "architecture.md"))
         for rel, text in files.items():
             path = os.path.join(scratch, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -177,7 +177,7 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"{len(problems)} include(s) against the layers of docs/architecture.md")
+        print(f"{len(problems)} include(s) against the layers of docs/explanation/architecture.md")
         return 1
     layers = read_layers(args.root)
     order = " < ".join(", ".join(a for a in layers if layers[a] == n)

@@ -66,7 +66,7 @@ def report(args):
              f"pair, the planner's choices and the closed form's pair ran {args.repeats} times (medians).",
              "`auto` is `model.split = auto`, `pipar.micro_batches = auto` from the same profile;",
              f"`auto, split >= {min(splits)}` adds `plan.min_split = {min(splits)}` (the grid's space).",
-             "The closed form is the PiPar authors' m (docs/planning.md) at the planner's uniform split.", ""]
+             "The closed form is the PiPar authors' m (docs/explanation/simulator.md) at the planner's uniform split.", ""]
     summary = []
     for item in args.runs:
         config, base, ranks = item.split(":")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a file of arrays for data.dataset = arrays (docs/own-data.md).
+"""Writes a file of arrays for data.dataset = arrays (docs/how-to/own-data.md).
 
 From the Fashion-MNIST IDX files Debian ships (dataset-fashion-mnist), or from any
 directory of IDX files (--idx DIR):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a PyTorch model as TorchScript for model.name = torchscript (docs/own-model.md).
+"""Writes a PyTorch model as TorchScript for model.name = torchscript (docs/how-to/own-model.md).
 
 A zoo network, with the zoo's layers and, for the same --seed, the zoo's initial weights
 (each top-level layer drawn from the seed cmlbed derives for it):
@@ -184,7 +184,7 @@ def check_sequence(scripted):
         if kind not in ("prim::Constant", "prim::GetAttr", "prim::CallMethod"):
             raise SystemExit("export-model.py: error: the module's forward computes %s outside its children; "
                              "cmlbed splits between children, so put every step in one (e.g. nn.Flatten() "
-                             "instead of torch.flatten) or use an nn.Sequential (docs/own-model.md)" % kind)
+                             "instead of torch.flatten) or use an nn.Sequential (docs/how-to/own-model.md)" % kind)
 
 
 def write(torch, model, path, shape):

@@ -207,7 +207,7 @@ def main():
         f"Goal: round time within {round_goal:g}%, server idle within {idle_goal:g} points.",
         "",
         "`simulated s` shares the host's cores among the ranks (`cores`: plan.host_cores,",
-        "processor sharing of the stages' CPU work, docs/planning.md), and a message that",
+        "processor sharing of the stages' CPU work, docs/explanation/simulator.md), and a message that",
         "arrives while they are all busy reaches the waiting thread three half-slices of the",
         "host's scheduler late (plan.host_slice: "
         + ", ".join(sorted({r["host_slice"] for r in rows if r["host_cores"]}) or ["-"])

@@ -3,7 +3,7 @@
 # and pipar (noise on each sample's uploaded activation; sfl trains the same weights)
 # with DP off and at several noise multipliers, each with several seeds, then a table of
 # final accuracy (mean ± 95% interval), its difference to DP off (Welch interval) and
-# the recorded epsilon under both adjacency relations (docs/privacy.md).
+# the recorded epsilon under both adjacency relations (docs/explanation/privacy.md).
 #
 #   bash scripts/privacy-accuracy.sh                       # writes docs/privacy-accuracy.md
 #   bash scripts/privacy-accuracy.sh --repeats 2 --sigmas "0.1 1" --doc /tmp/dp.md

@@ -2,7 +2,7 @@
 """The table of scripts/privacy-accuracy.sh: per method and noise multiplier, the final
 test accuracy over the seeds (mean ± 95% interval, Student t), its difference to the
 same method without DP (Welch's 95% interval), and the epsilon of the run's releases
-under both adjacency relations (docs/privacy.md). Runs are grouped by cmlbed-report's
+under both adjacency relations (docs/explanation/privacy.md). Runs are grouped by cmlbed-report's
 own rule (runs that differ only in experiment.seed)."""
 
 import argparse
@@ -147,7 +147,7 @@ def main():
             "The main job's settings (`configs/quickstart/{fl,pipar}.ini`: Fashion-MNIST, VGG-5 split "
             "after its second pooling layer, 1 server + 3 devices, batch 32, %s round(s) of %s "
             "mini-batches, SGD), with DP off and with the Gaussian mechanism at several noise "
-            "multipliers sigma (docs/privacy.md: pipar clips every sample's uploaded activation to "
+            "multipliers sigma (docs/explanation/privacy.md: pipar clips every sample's uploaded activation to "
             "norm C = 5 and adds N(0, (sigma C)^2) per element; sfl trains the same weights; fl is "
             "DP-FedAvg, each update clipped to C = 1, N(0, (sigma C / 3)^2) on the average). "
             "Final accuracy on the global test set (1,000 samples; chance 0.1): mean ± 95%% "

@@ -243,7 +243,7 @@ TEST_F(Methods, OptimizerStateMattersOnlyWhereThereIsState) {
 // configs/adasplit/sl.ini's problem for one round (kSkewedSl): turns of one mini-batch
 // (AdaSplit's SL baseline) learn every class; turns of a whole round
 // leave a model that answers one class (measured: 10 classes, 63% against 1 class, 10%;
-// docs/optimizer-state.md).
+// docs/explanation/optimizer-state.md).
 TEST_F(Methods, SlOnLabelSkewedShardsLearnsEveryClassWithShortTurns) {
   if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;
@@ -619,7 +619,7 @@ TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
 // score well above the one relayed model (measured on the config, 2000 test samples:
 // 0.805 against 0.635 after round 1, 0.983 against 0.792 after round 10). sfl's and
 // pipar's personalised variants gain nothing there (0.256 against 0.277 after round 10):
-// their averaged server replicas hold the classifier (docs/adasplit.md).
+// their averaged server replicas hold the classifier (docs/explanation/adasplit.md).
 TEST_F(Methods, PersonalisedSlScoresAboveRelayedSlOnLabelSkewedShards) {
   if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
     GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;

@@ -7,7 +7,7 @@
 namespace cmlbed::model {
 namespace {
 
-// LeNet-5 on 1x32x32, 10 classes, per sample (docs/model-zoo.md's convention).
+// LeNet-5 on 1x32x32, 10 classes, per sample (docs/reference/model-zoo.md's convention).
 constexpr double kConv1 = 2.0 * 25 * 6 * 28 * 28 + 6 * 28 * 28 + 6 * 28 * 28;    // + bias, ReLU
 constexpr double kPool1 = 6 * 28 * 28;                                             // reads
 constexpr double kConv2 = 2.0 * 150 * 16 * 10 * 10 + 16 * 10 * 10 + 16 * 10 * 10;

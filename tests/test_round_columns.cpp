@@ -1,5 +1,5 @@
 // The column lists of the results file's tables (/rounds, the events, /plan and
-// /plan/replans), and docs/results-format.md checked against what the writer stores, so
+// /plan/replans), and docs/reference/results-format.md checked against what the writer stores, so
 // that the documentation cannot drift from the file: the /rounds table against
 // round_columns(), the events table and enum tables against a written file.
 
@@ -24,7 +24,7 @@
 #include "cmlbed/trace/round_columns.hpp"
 
 #ifndef CMLBED_RESULTS_FORMAT_DOC
-#error "tests/CMakeLists.txt passes the path of docs/results-format.md"
+#error "tests/CMakeLists.txt passes the path of docs/reference/results-format.md"
 #endif
 
 namespace cmlbed::trace {
@@ -160,7 +160,7 @@ TEST_F(ResultsPlanColumns, EveryReplanColumnIsAFloat64DatasetOfItsNameAndAsLongA
   }
 }
 
-// --- docs/results-format.md ---------------------------------------------------------
+// --- docs/reference/results-format.md ---------------------------------------------------------
 
 std::string read_doc() {
   std::ifstream in(CMLBED_RESULTS_FORMAT_DOC);
@@ -227,7 +227,7 @@ TEST(ResultsFormatDoc, RoundsTableListsEveryColumn) {
     const std::string unit = *column.unit == '\0' ? "-" : column.unit;
     expected.push_back(std::string(column.name) + " " + column_type_text(column) + " " + unit);
   }
-  EXPECT_EQ(documented, expected) << "docs/results-format.md's /rounds table (name type unit) "
+  EXPECT_EQ(documented, expected) << "docs/reference/results-format.md's /rounds table (name type unit) "
                                      "must list round_columns() in order";
 }
 
@@ -299,7 +299,7 @@ TEST(ResultsFormatDoc, EventsTableListsEveryMemberOfTheFile) {
        table_rows(read_doc(), "## `/ranks/<r>/events`", "| field | type | unit / meaning |", 3)) {
     documented.push_back(without_backticks(row[0]) + " " + row[1]);
   }
-  EXPECT_EQ(documented, stored) << "docs/results-format.md's events table (name type) must list "
+  EXPECT_EQ(documented, stored) << "docs/reference/results-format.md's events table (name type) must list "
                                    "the members of the file's events, in order";
 }
 

@@ -1,6 +1,6 @@
 """Accuracy under a bandwidth and a client-compute budget (`cmlbed-report c3`), the
 numbers AdaSplit (Chopra et al., arXiv 2112.01637) scores methods by, from a run's
-/rounds table. What each number means: docs/c3-accounting.md.
+/rounds table. What each number means: docs/explanation/c3-accounting.md.
 
 The paper's C3-Score combines accuracy with the two budgets by a formula we did not
 have; nothing here is called a C3-Score. The ratio accuracy / (TFLOPs x GB) printed

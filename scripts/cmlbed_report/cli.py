@@ -22,7 +22,7 @@ EPILOG = """examples:
       --markdown table.md --plot tradeoff.png --json c3.json
 
 exit status: 0 done, 1 a file could not be read or written, 2 bad command line,
-3 a Python package is missing.  The file layout: docs/results-format.md."""
+3 a Python package is missing.  The file layout: docs/reference/results-format.md."""
 
 
 def _parser():
@@ -45,7 +45,7 @@ def _parser():
                     "`cmlbed run --repeats`) form one row: n, mean ± 95% half-width "
                     "(Student t), ratios of means with Fieller's 95% interval; 'no "
                     "difference measured' where it includes 1, '> X' where the denominator "
-                    "may be 0 (docs/statistics.md).")
+                    "may be 0 (docs/explanation/statistics.md).")
     summary.add_argument("files", nargs="+", metavar="FILE")
     summary.add_argument("--baseline", default="fl", metavar="METHOD|FILE",
                          help="compare each run with the run of this method in the same "
@@ -127,7 +127,7 @@ def _parser():
                     "and the authors' notebook ratio accuracy / (TFLOPs x GB), which is not "
                     "the paper's C3-Score. --markdown and --plot compare the runs (method, "
                     "accuracy, GB, client TFLOPs, mean round time, server idle). "
-                    "Definitions: docs/c3-accounting.md.")
+                    "Definitions: docs/explanation/c3-accounting.md.")
     c3.add_argument("files", nargs="+", metavar="FILE")
     c3.add_argument("--bandwidth-budget", required=True, type=_bytes_budget, metavar="SIZE",
                     help="bytes the links may carry, up + down, all devices: 10GB = 10^10 "

@@ -1,4 +1,4 @@
-"""Reading one cmlbed results file (layout: docs/results-format.md) into plain numpy
+"""Reading one cmlbed results file (layout: docs/reference/results-format.md) into plain numpy
 arrays, with clear errors for files that are not results files."""
 
 import configparser
@@ -33,7 +33,7 @@ class Run:
             # have no `message` member: None, and reports say so where it matters.
             self.message_names = (_enum_names(dtype, "message", path)
                                   if "message" in dtype.names else None)
-            # The re-planner's checks (plan.replan; docs/planning.md): column -> array,
+            # The re-planner's checks (plan.replan; docs/explanation/simulator.md): column -> array,
             # one row per device and check; None when the run did not re-plan.
             self.replans = ({name: f["plan/replans"][name][()] for name in f["plan/replans"]}
                             if "plan/replans" in f else None)

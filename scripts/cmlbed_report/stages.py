@@ -3,7 +3,7 @@ devices (ranks 1.., pooled), every kind of compute stage and every kind of messa
 over the steady rounds (rounds 2..; all rounds of a one-round run): how many per round,
 their median length and their seconds per round. With two files, the second's median
 against the first's: where a simulated run parts from the measured one it predicts
-(docs/planning.md), or where two measured runs differ."""
+(docs/explanation/simulator.md), or where two measured runs differ."""
 
 import numpy as np
 

@@ -1,6 +1,6 @@
 """Statistics across repeated runs (seeds): the mean with a Student t interval, and a
 ratio of two means with Fieller's interval. Only numpy and the standard library: scipy
-is not among the packages the report may use (docs/statistics.md)."""
+is not among the packages the report may use (docs/explanation/statistics.md)."""
 
 import math
 

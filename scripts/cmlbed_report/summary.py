@@ -1,7 +1,7 @@
 """Numbers of a run from its /rounds table, a table across runs with speedups and idle
 time reductions against a baseline, and the per-round table of each run; as plain text,
 CSV or Markdown. The across-runs table has one row per group of repeated runs (runs
-that differ only in experiment.seed): means with 95% intervals (docs/statistics.md)."""
+that differ only in experiment.seed): means with 95% intervals (docs/explanation/statistics.md)."""
 
 import csv
 import io
@@ -428,7 +428,7 @@ def _mean_text(key, fmt):
 
 
 def ratio_text(ratio, short=False):
-    """How a ratio of group means is written (docs/statistics.md): never a point figure
+    """How a ratio of group means is written (docs/explanation/statistics.md): never a point figure
     for a denominator near 0, never a speedup when the interval includes 1."""
     v = ratio.verdict
     if v == stats.BASELINE:
@@ -546,7 +546,7 @@ STATISTICS_NOTE = (
     "Fieller's 95% interval (df = min(n_base, n_row) - 1) in brackets; 'no difference "
     "measured' where it includes 1; '> X' where the denominator's own interval reaches 0 "
     "(X = numerator mean / the interval's upper end); '(n=1)' a single run on a side, no "
-    "interval. docs/statistics.md.")
+    "interval. docs/explanation/statistics.md.")
 
 
 def _raw_data_note(rows):

@@ -77,7 +77,7 @@ def markdown(rows, bandwidth_budget, compute_budget):
             "mean round wall time (training only, evaluation excluded); server idle %%: "
             "the server's idle time over all rounds' wall time; within budgets: %g GB and "
             "%g client TFLOP; acc at budget: accuracy of the last evaluated round within "
-            "both budgets ('-': none). See docs/c3-accounting.md.\n"
+            "both budgets ('-': none). See docs/explanation/c3-accounting.md.\n"
             % (bandwidth_budget / 1e9, compute_budget / 1e12))
 
 

@@ -3,7 +3,7 @@
 // then the m backwards, then one optimizer step and zero_grad) against the same
 // micro-batches each run forward-then-backward alone, as the profiler chains its layers:
 // medians per micro-batch index, to see whether a stage depends on how many micro-batches
-// are in flight (docs/planning.md, prediction accuracy).
+// are in flight (docs/explanation/simulator.md, prediction accuracy).
 #include <map>
 #include <string>
 

@@ -123,7 +123,7 @@ int info_command(int argc, char** argv) {
       "model", po::value<std::string>(), "one model: vgg5 vgg11 vgg16 resnet18 "
                                          "mobilenetv3-small mobilenetv3-large lenet")(
       "model-file", po::value<std::string>(),
-      "one TorchScript module (as model.name = torchscript, model.file = PATH; docs/own-model.md)")(
+      "one TorchScript module (as model.name = torchscript, model.file = PATH; docs/how-to/own-model.md)")(
       "input", po::value<std::string>()->default_value("3x32x32"), "input shape CxHxW")(
       "classes", po::value<std::int64_t>()->default_value(10), "output classes (>= 2)");
   po::variables_map args;

@@ -37,7 +37,7 @@ int plan_command(int argc, char** argv) {
                 << method_list(&MethodTraits::plannable, "or")
                 << " with the\n"
                    "schedule simulator (all devices together) and marks the fastest; when devices differ,\n"
-                   "refines the choice device by device (docs/planning.md).\n\n"
+                   "refines the choice device by device (docs/explanation/simulator.md).\n\n"
                 << simulate_options("plan") << "\n"
                 << config_options_description();
       return 0;

@@ -119,7 +119,7 @@ int profile_command(int argc, char** argv) {
       std::cout << "Usage: mpirun -np N cmlbed profile --config FILE [-o PROFILE.json] [--section.key=value ...]\n"
                    "Every rank measures, one at a time, what it would compute in the run: each layer's\n"
                    "forward and backward at the batch sizes a plan needs, optimizer steps, averaging\n"
-                   "and message encoding (docs/planning.md).\n\n"
+                   "and message encoding (docs/explanation/simulator.md).\n\n"
                 << profile_options() << "\n"
                 << config_options_description();
     }

@@ -48,6 +48,8 @@ void replace_setting(std::vector<RawSetting>& settings, RawSetting setting) {
 po::options_description run_options() {
   po::options_description own("cmlbed run options");
   own.add_options()("help,h", "show this help")(
+      "markdown", "with --help: print every configuration option as the Markdown reference "
+                  "page docs/reference/options.md")(
       "config", po::value<std::string>()->value_name("FILE"),
       "INI configuration file; options given on the command line override it")(
       "dry-run", "check the configuration, print the plan and the resolved configuration, "
@@ -126,6 +128,8 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
   args.settings = parse_command_line("run", run_options(), argc, argv, [&](const std::string& name, const std::string& value) {
     if (name == "help") {
       args.help = true;
+    } else if (name == "markdown") {
+      args.markdown = true;
     } else if (name == "dry-run") {
       args.dry_run = true;
     } else if (name == "config") {
@@ -138,6 +142,9 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
       args.repeats = parse_repeats(value);
     }
   });
+  if (args.markdown && !args.help) {
+    throw ConfigError("run: --markdown goes with --help (cmlbed run --help --markdown prints the options' reference page)");
+  }
   if (args.repeats > 1 && !args.resume_file.empty()) {
     throw ConfigError("run: --repeats cannot be combined with --resume: resume each seed's file on its own "
                       "(cmlbed run --resume FILE.seedS.h5)");

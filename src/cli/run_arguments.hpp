@@ -17,6 +17,7 @@ struct RunArguments {
   std::string resume_file;  // --resume FILE: continue that run
   bool dry_run = false;
   bool help = false;
+  bool markdown = false;             // --help --markdown: the options' reference page
   std::optional<int> ranks;          // --ranks N: plan a dry run for N ranks without mpirun
   int repeats = 1;                   // --repeats N: the run with N consecutive seeds
   std::vector<RawSetting> settings;  // --section.key=value overrides

@@ -13,6 +13,7 @@
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/option_reference.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
@@ -139,7 +140,7 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
 }
 
 // [privacy] with the Gaussian mechanism: the (epsilon, delta) figure over the run's
-// releases, as root attributes (docs/privacy.md).
+// releases, as root attributes (docs/explanation/privacy.md).
 void record_privacy(const Config& config, int devices, trace::ResultsFile& results) {
   if (config.text("privacy.mechanism") != "gaussian") return;
   const std::int64_t releases = train::privacy_releases(config, planning::device_sample_counts(config, devices));
@@ -320,6 +321,10 @@ int run_command(int argc, char** argv) {
   if (error) {
     if (is_server) std::cerr << "cmlbed: error: " << *error << "\n";
     return 2;
+  }
+  if (request.args.help && request.args.markdown) {
+    if (is_server) std::cout << options_markdown();
+    return 0;
   }
   if (request.args.help) {
     if (is_server) {

@@ -100,7 +100,7 @@ int simulate_command(int argc, char** argv) {
                 << method_list(&MethodTraits::simulatable)
                 << ") with the schedule simulator,\n"
                    "without mpirun, and writes them as a results file (root attribute simulated = 1;\n"
-                   "docs/planning.md). model.split / pipar.micro_batches = auto: the planner's choice\n"
+                   "docs/explanation/simulator.md). model.split / pipar.micro_batches = auto: the planner's choice\n"
                    "from the same profile, as `cmlbed run` makes it, and with plan.replan = on_change\n"
                    "made again between rounds when a rate trace has moved a link, as the run does.\n\n"
                 << simulate_options("simulate") << "\n"

@@ -63,41 +63,11 @@ std::string suggestion_for(const std::string& name) {
   return best.empty() ? "" : "; did you mean '" + best + "'?";
 }
 
-std::string format_bound(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-std::string allowed_text(const OptionSpec& spec) {
-  const bool has_min = spec.min > -1e299;
-  const bool has_max = spec.max < 1e299;
-  std::string range;
-  if (has_min && has_max) {
-    range = " in [" + format_bound(spec.min) + ", " + format_bound(spec.max) + "]";
-  } else if (has_min) {
-    range = " >= " + format_bound(spec.min);
-  }
-  const std::string unit = spec.unit.empty() ? "" : " (" + spec.unit + ")";
-  switch (spec.type) {
-    case OptionType::integer: return "an integer" + range + unit + (spec.allows_auto ? " or auto" : "");
-    case OptionType::real: return "a number" + range + unit;
-    case OptionType::flag: return "true or false";
-    case OptionType::choice: {
-      std::string words;
-      for (const std::string& c : spec.choices) words += (words.empty() ? "" : ", ") + c;
-      return "one of " + words;
-    }
-    case OptionType::size: return "a tc size" + range + " bytes";
-    default: return spec.unit;
-  }
-}
-
 [[noreturn]] void fail_value(const OptionSpec& spec, const std::string& shown_name,
                              const std::string& value, const std::string& origin,
                              const std::string& why) {
   throw ConfigError("option '" + shown_name + "' (" + origin + "): '" + value + "' " + why +
-                    "; allowed: " + allowed_text(spec));
+                    "; allowed: " + allowed_values(spec));
 }
 
 std::optional<bool> parse_flag(const std::string& value) {
@@ -279,7 +249,7 @@ const std::string& Config::text(const std::string& name, int device) const {
 std::int64_t Config::integer(const std::string& name, int device) const {
   const std::string& value = text(name, device);
   if (value == "auto") {
-    throw std::logic_error(name + " = auto is chosen by the planner before the run (docs/planning.md); "
+    throw std::logic_error(name + " = auto is chosen by the planner before the run (docs/explanation/simulator.md); "
                            "it has no value to read yet");
   }
   return std::stoll(value);
@@ -397,7 +367,7 @@ po::options_description config_options_description() {
     help += " [" + (spec.unit.empty() ? std::string("number") : spec.unit);
     help += "; default: " + (spec.default_value.empty() ? std::string("unset")
                                                          : spec.default_value);
-    if (spec.type == OptionType::choice) help += "; " + allowed_text(spec);
+    if (spec.type == OptionType::choice) help += "; " + allowed_values(spec);
     if (spec.per_device) help += "; per device";
     help += "]";
     auto* value = po::value<std::string>()->value_name(spec.unit.empty() ? "X" : spec.unit);

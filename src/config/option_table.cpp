@@ -1,5 +1,7 @@
 #include "cmlbed/config/option_table.hpp"
 
+#include <sstream>
+
 #include "cmlbed/config/methods.hpp"
 
 #include "cmlbed/data/dataset_loader.hpp"
@@ -88,17 +90,17 @@ std::vector<OptionSpec> run_options() {
 
       // [model]
       choice("model.name", "vgg5", model_choices(), "network from the model zoo, or torchscript: "
-             "the TorchScript module in model.file (docs/own-model.md)"),
+             "the TorchScript module in model.file (docs/how-to/own-model.md)"),
       option("model.file", T::path, "", "file",
              "model.name=torchscript only: a module saved by torch.jit.save whose forward calls its "
              "children in order (an nn.Sequential), split between them; its weights are the "
-             "initial ones whatever experiment.seed (docs/own-model.md)"),
+             "initial ones whatever experiment.seed (docs/how-to/own-model.md)"),
       per_device(autoable(bounded(option("model.split", T::integer, "2", "layer index P",
                                          "split point: the device runs layers [0,P), the server "
                                          "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
                                          "inputs (see `cmlbed info --model NAME`); auto (sfl, pipar): "
                                          "the planner picks P for the lowest predicted round "
-                                         "time (docs/planning.md)"),
+                                         "time (docs/explanation/simulator.md)"),
                                   0, 10000))),
 
       // [data]
@@ -108,7 +110,7 @@ std::vector<OptionSpec> run_options() {
              "(/usr/share/datasets/fashion-mnist for fashion-mnist)"),
       option("data.file", T::path, "", "file",
              "data.dataset=arrays only: an .npz (numpy.savez) or HDF5 file holding train_images, "
-             "train_labels, test_images, test_labels and optionally mean and std (docs/own-data.md)"),
+             "train_labels, test_images, test_labels and optionally mean and std (docs/how-to/own-data.md)"),
       choice("data.partition", "iid", {"iid", "dirichlet", "shards"},
              "how the training set is split across devices (the test set stays at the "
              "server)"),
@@ -156,7 +158,7 @@ std::vector<OptionSpec> training_options() {
              "on each device and server replica after every average; sl: on a device each time "
              "the device part is handed to it), as Flower's examples and SplitFed's code do; keep "
              "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
-             "adasplit (nothing replaced). docs/optimizer-state.md"),
+             "adasplit (nothing replaced). docs/explanation/optimizer-state.md"),
       option("train.personalised", T::flag, "false", "true/false",
              method_list(&MethodTraits::personalisable) +
                  ": each device keeps its own device part (never averaged, never "
@@ -164,7 +166,7 @@ std::vector<OptionSpec> training_options() {
              "part, as AdaSplit's devices are; the server side stays shared (sfl, pipar average "
              "the server replicas, sl trains one server part). No device part is sent while "
              "training (sl: a one-byte control word starts a turn). Not with fl, adasplit "
-             "(personalised already), transfer or plan.replan. docs/adasplit.md"),
+             "(personalised already), transfer or plan.replan. docs/explanation/adasplit.md"),
       bounded(option("train.local_epochs", T::integer, "1", "epochs",
                      "passes over the local data per round (ignored when "
                      "train.local_iterations > 0)"),
@@ -195,7 +197,7 @@ std::vector<OptionSpec> training_options() {
                      "its round's mini-batches); 0 = all of them in one turn (Gupta & Raskar, "
                      "SplitFed's SL code); 1 = AdaSplit's SL baseline. Long turns on "
                      "label-skewed shards collapse to a constant prediction "
-                     "(docs/optimizer-state.md)"),
+                     "(docs/explanation/optimizer-state.md)"),
               0, 1e9),
   };
 }
@@ -206,7 +208,7 @@ std::vector<OptionSpec> planning_options() {
       // [pipar]
       per_device(autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
                                          "micro-batches each mini-batch is cut into (pipar only); "
-                                         "auto: the planner picks it (docs/planning.md)"),
+                                         "auto: the planner picks it (docs/explanation/simulator.md)"),
                                   1, 65536))),
       option("plan.profile", T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
@@ -233,14 +235,14 @@ std::vector<OptionSpec> planning_options() {
              "rates as they are at the start, and plans again after a round in which a rate "
              "trace changed a link (at the first such round that averages the models), "
              "re-splitting the model if the new plan is predicted 1% faster; off: one plan "
-             "before round 1, simulating the traces from the start (docs/planning.md)"),
+             "before round 1, simulating the traces from the start (docs/explanation/simulator.md)"),
   };
 }
 
 // Options of AdaSplit, links and devices: [adasplit], [network], [devices], [transfer].
 std::vector<OptionSpec> network_options() {
   return {
-      // [adasplit] (docs/adasplit.md)
+      // [adasplit] (docs/explanation/adasplit.md)
       bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",
                      "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
                      "phase, where devices train alone on their contrastive loss and send "
@@ -319,7 +321,7 @@ std::vector<OptionSpec> network_options() {
 // Options of [privacy], [evaluation], [output].
 std::vector<OptionSpec> privacy_and_output_options() {
   return {
-      // [privacy] (docs/privacy.md)
+      // [privacy] (docs/explanation/privacy.md)
       choice("privacy.mechanism", "none", {"none", "gaussian", "laplace"},
              "differential privacy: split methods clip every sample's uploaded activation "
              "(L2 for gaussian, L1 for laplace) to privacy.clip and add noise of std / scale "
@@ -381,6 +383,40 @@ const OptionSpec* find_option(std::string_view name) {
     if (spec.name == name) return &spec;
   }
   return nullptr;
+}
+
+namespace {
+
+std::string format_bound(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string allowed_values(const OptionSpec& spec) {
+  const bool has_min = spec.min > -1e299;
+  const bool has_max = spec.max < 1e299;
+  std::string range;
+  if (has_min && has_max) {
+    range = " in [" + format_bound(spec.min) + ", " + format_bound(spec.max) + "]";
+  } else if (has_min) {
+    range = " >= " + format_bound(spec.min);
+  }
+  const std::string unit = spec.unit.empty() ? "" : " (" + spec.unit + ")";
+  switch (spec.type) {
+    case OptionType::integer: return "an integer" + range + unit + (spec.allows_auto ? " or auto" : "");
+    case OptionType::real: return "a number" + range + unit;
+    case OptionType::flag: return "true or false";
+    case OptionType::choice: {
+      std::string words;
+      for (const std::string& c : spec.choices) words += (words.empty() ? "" : ", ") + c;
+      return "one of " + words;
+    }
+    case OptionType::size: return "a tc size" + range + " bytes";
+    default: return spec.unit;
+  }
 }
 
 const OptionSpec* find_per_device_option(std::string_view key) {

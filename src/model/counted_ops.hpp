@@ -3,7 +3,7 @@
 // thread. Layers call these instead of the plain modules so that FLOPs are measured
 // from the shapes that really flow, residual and squeeze-excitation branches included.
 //
-// Convention (docs/model-zoo.md): a multiply-add is 2 FLOPs; a bias add, a batch-norm
+// Convention (docs/reference/model-zoo.md): a multiply-add is 2 FLOPs; a bias add, a batch-norm
 // (scale and shift, inference form) 2 per element, an activation 1 per element, a pool
 // one per input element it reads, an element-wise add or multiply 1 per element.
 #include <torch/torch.h>

@@ -167,7 +167,7 @@ std::string module_type(const torch::jit::Module& module) {
 
 std::string short_type(const std::string& type) { return type.substr(type.rfind('.') + 1); }
 
-// FLOPs under the zoo's convention (counted_ops.hpp, docs/model-zoo.md), from the
+// FLOPs under the zoo's convention (counted_ops.hpp, docs/reference/model-zoo.md), from the
 // module's own parameters and constants and the shapes that flowed; nullopt when a
 // constant they need is missing (a traced pooling layer keeps none).
 using FlopRule = std::optional<std::int64_t> (*)(const torch::jit::Module&, const torch::Tensor& in,
@@ -372,7 +372,7 @@ std::vector<NamedLayer> scripted_layers(const ModelOptions& options, torch::Tens
   if (!sequence.refusal.empty()) {
     throw file_error(path, "the module's forward is not a sequence of its children (" + sequence.refusal +
                                "); put the layers in an nn.Sequential, or make forward call each child once, "
-                               "in order, on the previous child's output (docs/own-model.md)");
+                               "in order, on the previous child's output (docs/how-to/own-model.md)");
   }
   std::vector<NamedLayer> layers;
   torch::NoGradGuard no_grad;

@@ -3,7 +3,7 @@
 // module saved by torch.jit.save whose forward calls its top-level children one after
 // another, each on the previous child's output and each once (what an nn.Sequential
 // compiles to). Each child is one layer; the split points are the boundaries between
-// them. docs/own-model.md says what is accepted and which layer types' FLOPs count.
+// them. docs/how-to/own-model.md says what is accepted and which layer types' FLOPs count.
 #include "cmlbed/model/split_model.hpp"
 
 namespace cmlbed::model {

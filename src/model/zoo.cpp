@@ -278,7 +278,7 @@ std::string uncounted_flops_note(const std::vector<LayerStats>& stats) {
   }
   if (count == 0) return "";
   return "FLOPs of " + std::to_string(count) + " layer(s) of unknown type not counted: " + parts +
-         " (docs/own-model.md lists the types counted)";
+         " (docs/how-to/own-model.md lists the types counted)";
 }
 
 std::int64_t min_training_batch(const std::vector<LayerStats>& stats) {

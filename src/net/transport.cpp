@@ -86,7 +86,7 @@ class Transport::Impl {
     // ranks (configs/scale/16-devices.ini, 17 ranks: rounds 8-11% longer); devices
     // yielded there too without a measurable change. With a core per rank the yield
     // returns at once. (Letting the thread preempt at every wake-up instead, with a short
-    // scheduler slice, made rounds 5% longer: docs/planning.md.)
+    // scheduler slice, made rounds 5% longer: docs/explanation/simulator.md.)
     if (rank_ != 0) std::this_thread::yield();
     return SendHandle(state);
   }

@@ -220,7 +220,7 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   if (profile_file.empty()) {
     if (is_server) std::cout << "plan: profiling (auto; one rank per host and thread count)" << std::endl;
     // Cheaper than `cmlbed profile`'s defaults (2 + 5 runs per figure, interpolation
-    // check): planning is paid by the run it plans (docs/planning.md, overhead).
+    // check): planning is paid by the run it plans (docs/explanation/simulator.md, overhead).
     ProfilerSettings settings;
     settings.warmup = 1;
     settings.repeats = 3;

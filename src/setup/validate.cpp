@@ -185,7 +185,7 @@ void validate_data_files(const Config& config) {
   if (spec.name == "synthetic") return;
   if (spec.name == "arrays") {
     require(!spec.file.empty(), "data.dataset = arrays needs data.file (an .npz or HDF5 file of arrays; "
-                                "docs/own-data.md)");
+                                "docs/how-to/own-data.md)");
     try {
       data::inspect_array_file(spec.file, data::default_array_memory_cap());
     } catch (const data::DataError& e) {
@@ -214,7 +214,7 @@ void validate_model_file(const Config& config) {
   const std::string& file = config.text("model.file");
   if (name == model::kTorchScript) {
     require(!file.empty(), "model.name = torchscript needs model.file (a module saved by torch.jit.save; "
-                           "docs/own-model.md)");
+                           "docs/how-to/own-model.md)");
   } else {
     require(file.empty(), "model.file = " + file + " is set but model.name = " + name +
                               "; set model.name = torchscript to train the file's module");

@@ -1,5 +1,5 @@
 #pragma once
-// AdaSplit (Chopra et al., arXiv 2112.01637), as docs/adasplit.md describes it:
+// AdaSplit (Chopra et al., arXiv 2112.01637), as docs/explanation/adasplit.md describes it:
 //  - local phase (the first floor(kappa x rounds) rounds): every device trains its part
 //    plus a projection head on a supervised contrastive loss; nothing is sent;
 //  - global phase: in each iteration (mini-batch index) the server's orchestrator picks

@@ -213,7 +213,7 @@ void SplitLearning::serve_in_device_order(const RoundContext& context) {
 
 // The device part goes from device to device, turn by turn (plan::sl_turns). Turns of
 // a whole round on label-skewed shards (2 classes per device) collapse the model to one
-// predicted class; turns of one mini-batch do not (docs/optimizer-state.md).
+// predicted class; turns of one mini-batch do not (docs/explanation/optimizer-state.md).
 void SplitLearning::serve_sequential_round(const RoundContext& context) {
   std::vector<std::int64_t> batches;  // per device: sl has one micro-batch per mini-batch
   for (const auto& [device, count] : round_micro_batches()) batches.push_back(count);

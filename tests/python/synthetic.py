@@ -1,4 +1,4 @@
-"""Small results files written with h5py in the layout of docs/results-format.md, for
+"""Small results files written with h5py in the layout of docs/reference/results-format.md, for
 tests that need columns or events a given cmlbed binary may not write yet (issue 10:
 /rounds messages_up, messages_down, flops, device_accuracy; the events' `message` enum
 and `wait` events), or exact hand-computed numbers. No test here runs cmlbed."""

@@ -1,4 +1,4 @@
-"""docs/analysis.md runs: its Python blocks, in order and in one namespace, on small runs
+"""docs/how-to/analyse-results.md runs: its Python blocks, in order and in one namespace, on small runs
 written under the names the page uses (results/quickstart-METHOD.seedN.h5, 2 seeds)."""
 
 import os
@@ -29,7 +29,7 @@ def test_the_analysis_page_runs(tmp_path, monkeypatch, capsys):
         try:
             exec(compile(block, "%s, python block %d" % (DOC, number), "exec"), namespace)
         except Exception as error:
-            pytest.fail("python block %d of docs/analysis.md failed: %r\n%s" % (number, error, block))
+            pytest.fail("python block %d of docs/how-to/analyse-results.md failed: %r\n%s" % (number, error, block))
     out = capsys.readouterr().out
     assert re.search(r"pipar +[0-9.]+ ± [0-9.]+ s per round \(2 seeds\)", out), out
     assert "pipar against fl:" in out

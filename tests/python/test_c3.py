@@ -1,5 +1,5 @@
 """cmlbed-report c3: accuracy under a bandwidth and a client-compute budget (AdaSplit's
-accounting, docs/c3-accounting.md), its budget units, and the table and picture across
+accounting, docs/explanation/c3-accounting.md), its budget units, and the table and picture across
 methods; on hand-computed files (tests/python/synthetic.py) and on short real runs of
 fl, sl, sfl and pipar."""
 

@@ -300,9 +300,9 @@ def test_a_run_without_timeline_has_unknown_idle_time_and_no_pictures(untimed_ru
 # --- issue 10, on the real runs: whatever columns and events this cmlbed writes -------------
 
 def documented_round_columns():
-    """{name: type} from the /rounds table of docs/results-format.md."""
+    """{name: type} from the /rounds table of docs/reference/results-format.md."""
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "docs", "results-format.md")
+        os.path.abspath(__file__)))), "docs", "reference", "results-format.md")
     text = open(path).read().split("## `/rounds`", 1)[1].split("\n## ", 1)[0]
     columns = {}
     for line in text.splitlines():
@@ -317,7 +317,7 @@ def test_every_rounds_column_the_binary_writes_is_documented(runs_dir):
     assert {"round", "wall_s", "busy_s", "idle_s"} <= set(documented)
     run = Run(str(runs_dir / "pipar-20mbit.h5"))
     for name, shape in run.round_columns().items():
-        assert name in documented, "/rounds column %r is not in docs/results-format.md" % name
+        assert name in documented, "/rounds column %r is not in docs/reference/results-format.md" % name
         field = run.rounds.dtype[name]
         base = field.subdtype[0] if field.subdtype else field
         expected = {"i": "int%d", "f": "float%d"}[base.kind] % (8 * base.itemsize)

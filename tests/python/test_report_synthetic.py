@@ -1,5 +1,5 @@
 """cmlbed-report on small results files written with h5py (tests/python/synthetic.py) in
-the layout of docs/results-format.md: the columns and events of issue 10 (flops,
+the layout of docs/reference/results-format.md: the columns and events of issue 10 (flops,
 messages, device_accuracy, the `message` enum, `wait` events) with hand-computed
 answers, and files of an older cmlbed without them. No test here runs cmlbed; the
 tests on real runs are in test_report.py."""

@@ -6,7 +6,7 @@
 // train/method_registry.cpp attaches the code that runs each row.
 //
 // Adding a method: its own files under src/train/, one row in src/config/methods.cpp, one
-// factory line in src/train/method_registry.cpp, and tests (docs/architecture.md).
+// factory line in src/train/method_registry.cpp, and tests (docs/explanation/architecture.md).
 #include <functional>
 #include <string>
 #include <vector>

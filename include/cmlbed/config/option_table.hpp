@@ -32,6 +32,11 @@ const std::vector<OptionSpec>& option_table();
 // nullptr when no option has that name.
 const OptionSpec* find_option(std::string_view name);
 
+// The values the option accepts, in words: "an integer in [1, 64] or auto", "one of fl,
+// sl, ...", "true or false", or the unit for sizes, rates and durations. Error messages and
+// the option reference (option_reference.hpp) both say it this way.
+std::string allowed_values(const OptionSpec& spec);
+
 // The per-device option whose key (the part after the section) is `key`, or nullptr.
 const OptionSpec* find_per_device_option(std::string_view key);
 

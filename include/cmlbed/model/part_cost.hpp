@@ -1,6 +1,6 @@
 #pragma once
 // FLOPs of training a model part, per sample, from the zoo's per-layer forward counts
-// (docs/model-zoo.md: a multiply-add = 2 FLOPs). Backward follows the same rule at layer
+// (docs/reference/model-zoo.md: a multiply-add = 2 FLOPs). Backward follows the same rule at layer
 // granularity, counting what autograd actually runs:
 //  - a layer with parameters computes its weight gradients, which cost what its forward
 //    did (for convolutions and linear layers exactly: every multiply-add of the forward

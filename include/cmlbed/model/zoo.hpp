@@ -3,7 +3,7 @@
 // `cmlbed info`). Each network is an ordered list of splittable layers; see
 // split_model.hpp for the modules themselves. Besides the zoo's networks, a model may
 // be a TorchScript module from a file (model.name = torchscript, model.file = PATH;
-// docs/own-model.md), split between its top-level children.
+// docs/how-to/own-model.md), split between its top-level children.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -33,7 +33,7 @@ struct ModelOptions {
 const std::vector<std::string>& model_names();
 
 // What a split point costs, per layer. FLOPs follow the convention documented in
-// docs/model-zoo.md: a multiply-add is 2 FLOPs.
+// docs/reference/model-zoo.md: a multiply-add is 2 FLOPs.
 struct LayerStats {
   std::string name;
   std::vector<std::int64_t> output_shape;  // per sample, without the batch dimension

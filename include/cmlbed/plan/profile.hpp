@@ -8,7 +8,7 @@
 // devices.slowdown or paced by devices.flops: a rank's `slowdown` and `flops_per_second`
 // are recorded beside them for whoever applies them.
 //
-// Stored as JSON (format "cmlbed-profile", version kVersion; docs/planning.md), human
+// Stored as JSON (format "cmlbed-profile", version kVersion; docs/explanation/simulator.md), human
 // readable; profile_from_json refuses another format, another version or missing fields
 // with a message naming the field.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// plan.replan = on_change (docs/planning.md, "Re-planning"): the planner's choice made
+// plan.replan = on_change (docs/explanation/simulator.md, "Re-planning"): the planner's choice made
 // again when a rate trace has changed a link. Every plan is made for the links' rates as
 // they are when it is made, held from then on (net::held_at): the first before round 1,
 // then one after each round in which some link's rate moved, or, when that round did not

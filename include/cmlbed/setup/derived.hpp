@@ -2,7 +2,7 @@
 // The parts of a run, assembled from the resolved configuration in one place: the
 // dataset, the model's options, the partition, each device's links, the output path.
 // It sits above config and the areas whose parts it builds (data, model, net), so
-// that none of them needs to know the configuration (docs/architecture.md).
+// that none of them needs to know the configuration (docs/explanation/architecture.md).
 #include <vector>
 
 #include "cmlbed/config/config.hpp"

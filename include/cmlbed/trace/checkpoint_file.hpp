@@ -5,7 +5,7 @@
 // layer makes them) and replaces it atomically: the new checkpoint goes to
 // `<results>.ckpt.tmp`, is synced to disk and renamed over the old one. So the side file
 // is always one complete checkpoint, with every rank's piece of the same round; a
-// process killed while writing leaves the previous one. Layout: docs/results-format.md.
+// process killed while writing leaves the previous one. Layout: docs/reference/results-format.md.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 // The members of the results file's /ranks/<r>/events rows, described once. The writer
 // and the reader derive the HDF5 compound type (the Event layout in memory, packed in
 // the file) from this list, so that a member added to Event and here reaches the file
-// and the reader together; a test checks docs/results-format.md's events table against
+// and the reader together; a test checks docs/reference/results-format.md's events table against
 // a written file.
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // The HDF5 results file of one run, written by the server (rank 0) only: run metadata
 // as root attributes, every rank's events, one row per round and a summary. The
-// layout is specified in docs/results-format.md. The driver appends and flushes once
+// layout is specified in docs/reference/results-format.md. The driver appends and flushes once
 // per round, so a run killed part-way leaves a file in which every flushed round is
 // readable.
 #include <cstdint>
@@ -112,7 +112,7 @@ class ResultsFile {
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
   void mark_simulated(const std::string& profile_json);
 
-  // What the planner chose for `auto` options (docs/results-format.md, "/plan"): the
+  // What the planner chose for `auto` options (docs/reference/results-format.md, "/plan"): the
   // candidate table as float64 datasets of one entry per candidate, the choice and its
   // predicted round time as attributes, and the profile it planned from (JSON text).
   struct PlanTable {
@@ -128,7 +128,7 @@ class ResultsFile {
   };
   void write_plan(const PlanTable& plan);
 
-  // The re-planner's checks (plan.replan; docs/results-format.md, "/plan/replans"): one
+  // The re-planner's checks (plan.replan; docs/reference/results-format.md, "/plan/replans"): one
   // row per device and check, as float64 datasets /plan/replans/<column>, replaced on
   // every call (the table so far).
   struct ReplanTable {
@@ -147,7 +147,7 @@ class ResultsFile {
 
   // Stores one value per rank (mpi_size of them, NaN where a rank has none) as the
   // float64 dataset /process/<name>, replacing one of that name: start-up seconds by
-  // phase and resident memory (docs/results-format.md). Throws std::invalid_argument
+  // phase and resident memory (docs/reference/results-format.md). Throws std::invalid_argument
   // for another count.
   void write_process_measure(const std::string& name, const std::vector<double>& per_rank);
 

@@ -1,7 +1,7 @@
 #pragma once
 // The columns of the results file's /rounds table, described once. The writer derives
 // the row layout, the HDF5 compound type, packing and unpacking from this list, and a
-// test checks docs/results-format.md's /rounds table against it, so that a column added
+// test checks docs/reference/results-format.md's /rounds table against it, so that a column added
 // here reaches the file, the reader and the documentation together.
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +27,7 @@ struct RoundColumn {
   const char* name;     // HDF5 member name; scripts read columns by it
   Field field;
   const char* unit;     // "" for a count or a fraction
-  const char* meaning;  // one line; docs/results-format.md says more
+  const char* meaning;  // one line; docs/reference/results-format.md says more
 
   ColumnType type() const;  // of the value, or of each element of a per-rank array
   bool per_rank() const { return std::holds_alternative<PerRank>(field); }
@@ -42,7 +42,7 @@ const std::vector<RoundColumn>& round_columns();
 // "int32", "int64" or "float64".
 const char* column_type_name(ColumnType type);
 
-// The type as docs/results-format.md writes it: "int64", "float64[mpi_size]".
+// The type as docs/reference/results-format.md writes it: "int64", "float64[mpi_size]".
 std::string column_type_text(const RoundColumn& column);
 
 }  // namespace cmlbed::trace

@@ -1,7 +1,7 @@
 #pragma once
 // Where a rank's start-up goes, from exec to the start of round 1, in fixed phases, so
 // that every rank reports the same list and rank 0 can store them side by side
-// (/process in the results file, docs/results-format.md).
+// (/process in the results file, docs/reference/results-format.md).
 //
 // One per process (startup_clock()), like the process start it measures from: the
 // phases end in different areas (the command line, the training data, the driver),

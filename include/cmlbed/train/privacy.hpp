@@ -1,5 +1,5 @@
 #pragma once
-// Differential privacy ([privacy], docs/privacy.md). The PiPar authors' code has none, so
+// Differential privacy ([privacy], docs/explanation/privacy.md). The PiPar authors' code has none, so
 // these are the standard mechanisms:
 // - split methods: each device clips every sample's uploaded activation (L2 norm for the
 //   Gaussian mechanism, L1 for Laplace) to privacy.clip and adds noise of standard
