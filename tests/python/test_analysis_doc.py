@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, SMALL_RUN, _cmlbed
 
 pytest.importorskip("pandas", reason="python3-pandas is not installed")
-DOC = os.path.join(ROOT, "docs", "analysis.md")
+DOC = os.path.join(ROOT, "docs", "how-to", "analyse-results.md")
 
 
 def python_blocks(text):
