@@ -93,6 +93,28 @@ TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
   }
 }
 
+// Alike devices are planned once: six devices of two kinds are two classes, and every
+// device of a class takes its class's choice; unequal shares of the data alone (every
+// device trains train.local_iterations mini-batches) make no class of their own.
+TEST(ParameterSearch, AlikeDevicesArePlannedAsOneClass) {
+  std::vector<RawSetting> settings = base_settings();
+  for (int d = 4; d <= 6; ++d) {
+    settings.push_back({"device." + std::to_string(d) + ".uplink_rate", "250kbit", "test"});
+    settings.push_back({"device." + std::to_string(d) + ".downlink_rate", "500kbit", "test"});
+  }
+  const Config config = Config::resolve(settings, {});
+  const PlanResult result = search_plan(plan_spec(config, 6), server_profile(config), {300, 300, 300, 300, 300, 300});
+  EXPECT_EQ(result.device_classes, 2U);
+  EXPECT_GE(result.passes, 1);
+  for (std::size_t d : {1U, 2U}) EXPECT_EQ(result.choices[d], result.choices[0]) << "device " << d + 1;
+  for (std::size_t d : {4U, 5U}) EXPECT_EQ(result.choices[d], result.choices[3]) << "device " << d + 1;
+
+  const Config alike = Config::resolve(base_settings(), {});
+  const PlanResult shares = search_plan(three(alike), server_profile(alike), {100, 300, 500});
+  EXPECT_EQ(shares.device_classes, 1U);
+  EXPECT_EQ(shares.passes, 0);
+}
+
 TEST(ParameterSearch, KeepsWhatTheUserFixed) {
   std::vector<RawSetting> settings = base_settings();
   settings.push_back({"device.3.uplink_rate", "250kbit", "test"});

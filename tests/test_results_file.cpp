@@ -396,6 +396,95 @@ TEST_F(ResultsFileTest, EventsTableIsAChunkedExtendibleCompoundWithNamedEnums) {
   }
 }
 
+// A rank's events table is chunked by the rows it is expected to hold (at most 4096), so
+// that a simulation of many ranks with few events each is not mostly empty chunks.
+TEST_F(ResultsFileTest, EventTablesAreChunkedByTheExpectedRows) {
+  const std::string path = file("chunked.h5");
+  RunInfo info = sample_run_info();
+  info.expected_events = {10000, 0, 172};
+  ASSERT_EQ(info.expected_events.size(), static_cast<std::size_t>(kRanks));
+  { ResultsFile(path, false, info).close(); }
+  const FileHandle opened = open_with_c_api(path);
+  const std::vector<hsize_t> expected = {4096, 1, 172};
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const std::string name = "/ranks/" + std::to_string(rank) + "/events";
+    const auto dataset = owned<DatasetHandle>(H5Dopen2(opened.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2");
+    const auto creation = owned<PropertyListHandle>(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist");
+    hsize_t chunk = 0;
+    ASSERT_EQ(H5Pget_chunk(creation.get(), 1, &chunk), 1);
+    EXPECT_EQ(chunk, expected[static_cast<std::size_t>(rank)]) << name;
+  }
+  info.expected_events.pop_back();
+  EXPECT_THROW(ResultsFile(file("short.h5"), false, info), std::invalid_argument);
+}
+
+TEST(EventTotals, SumEventsPerRoundLaneKindAndMessage) {
+  const std::vector<Event> events = {
+      make_event(0, 0, Lane::compute, EventKind::forward, 0, 1'000'000),
+      make_event(0, 1, Lane::compute, EventKind::forward, 2'000'000, 5'000'000),
+      make_event(0, 0, Lane::uplink, EventKind::send, 1'000'000, 4'000'000, 0, 800, MessageType::activation),
+      make_event(0, 1, Lane::uplink, EventKind::send, 5'000'000, 6'000'000, 0, 200, MessageType::activation),
+      make_event(1, 0, Lane::compute, EventKind::forward, 9'000'000, 9'500'000),
+  };
+  const std::vector<EventTotal> totals = event_totals(3, events);
+  ASSERT_EQ(totals.size(), 3U);  // round 0 forward, round 0 activation sends, round 1 forward
+  EXPECT_EQ(totals[0].rank, 3);
+  EXPECT_EQ(totals[0].round, 0);
+  EXPECT_EQ(totals[0].kind, EventKind::forward);
+  EXPECT_EQ(totals[0].count, 2);
+  EXPECT_DOUBLE_EQ(totals[0].seconds, 0.004);
+  EXPECT_EQ(totals[1].lane, Lane::uplink);
+  EXPECT_EQ(totals[1].message, MessageType::activation);
+  EXPECT_EQ(totals[1].count, 2);
+  EXPECT_EQ(totals[1].bytes, 1000);
+  EXPECT_DOUBLE_EQ(totals[1].seconds, 0.004);
+  EXPECT_EQ(totals[2].round, 1);
+  EXPECT_DOUBLE_EQ(totals[2].seconds, 0.0005);
+}
+
+// event_detail = totals: no /ranks, an /event_totals table instead, the attribute says
+// which; each kind of file refuses the other kind of rows.
+TEST_F(ResultsFileTest, TotalsFileKeepsEventTotalsInsteadOfEvents) {
+  const std::string path = file("totals.h5");
+  RunInfo info = sample_run_info();
+  info.event_detail = EventDetail::totals;
+  {
+    ResultsFile results(path, false, info);
+    const std::vector<Event> events = {make_event(0, 0, Lane::compute, EventKind::forward, 0, 2'000'000)};
+    EXPECT_THROW(results.append_events(0, events), std::logic_error);
+    results.append_event_totals(event_totals(0, events));
+    results.append_event_totals(event_totals(1, events));
+    results.close();
+  }
+  const FileHandle opened = open_with_c_api(path);
+  EXPECT_LE(H5Lexists(opened.get(), "/ranks", H5P_DEFAULT), 0);
+  EXPECT_EQ(ResultsFile::read_string_attribute(path, "event_detail"), "totals");
+  const auto dataset = owned<DatasetHandle>(H5Dopen2(opened.get(), "/event_totals", H5P_DEFAULT), "H5Dopen2");
+  const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
+  EXPECT_EQ(member_names(type.get()), (std::vector<std::string>{"rank", "round", "lane", "kind", "message", "count",
+                                                                 "bytes", "seconds"}));
+  EXPECT_EQ(enum_names(member_type(type.get(), "kind").get()), event_kind_names());
+  struct Row {
+    std::int32_t rank;
+    std::int64_t count;
+    double seconds;
+  };
+  const auto memory = owned<DatatypeHandle>(H5Tcreate(H5T_COMPOUND, sizeof(Row)), "H5Tcreate");
+  H5Tinsert(memory.get(), "rank", offsetof(Row, rank), H5T_NATIVE_INT32);
+  H5Tinsert(memory.get(), "count", offsetof(Row, count), H5T_NATIVE_INT64);
+  H5Tinsert(memory.get(), "seconds", offsetof(Row, seconds), H5T_NATIVE_DOUBLE);
+  std::vector<Row> rows(2);
+  ASSERT_GE(H5Dread(dataset.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), 0);
+  EXPECT_EQ(rows[0].rank, 0);
+  EXPECT_EQ(rows[1].rank, 1);
+  EXPECT_EQ(rows[1].count, 1);
+  EXPECT_DOUBLE_EQ(rows[1].seconds, 0.002);
+
+  ResultsFile every_event(file("all.h5"), false, sample_run_info());
+  EXPECT_THROW(every_event.append_event_totals({}), std::logic_error);
+  EXPECT_EQ(ResultsFile::read_string_attribute(write_sample(), "event_detail"), "all");
+}
+
 TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
   const std::string path = write_sample();
   const std::vector<RoundRecord> rounds = ResultsFile::read_rounds(path);

@@ -184,4 +184,20 @@ TEST(Synthetic, LoadDatasetBuildsBothSplitsAndChecksTheyMatch) {
   EXPECT_THROW(cmlbed::data::load_dataset(spec), std::invalid_argument);
 }
 
+// What a simulation partitions: the labels load_dataset would give, without the images.
+TEST(Synthetic, LabelsAloneAreTheSetsLabels) {
+  cmlbed::data::DatasetSpec spec;
+  spec.name = "synthetic";
+  spec.synthetic_train = spec_with(300, 1, 4);
+  spec.synthetic_test = spec_with(100, 2, 4);
+  const cmlbed::data::DatasetLabels labels = cmlbed::data::load_labels(spec);
+  const cmlbed::data::Dataset dataset = cmlbed::data::load_dataset(spec);
+  EXPECT_EQ(labels.train_labels, dataset.train.labels);
+  EXPECT_EQ(labels.num_classes, dataset.train.num_classes);
+  EXPECT_EQ(labels.test_samples, 100U);
+  EXPECT_EQ(synthetic_labels(spec.synthetic_train), make_synthetic(spec.synthetic_train).labels);
+  spec.synthetic_test.prototype_seed = 5;
+  EXPECT_THROW(cmlbed::data::load_labels(spec), std::invalid_argument);
+}
+
 }  // namespace

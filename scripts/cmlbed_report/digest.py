@@ -115,6 +115,8 @@ class DigestRun(Run):
         self.rounds = _array(data["rounds"], path)
         self.summary = {k: float(v) for k, v in data["summary"].items()}
         self.events = [np.zeros(0) for _ in range(self.mpi_size)]
+        self.event_detail = str(self.attrs.get("event_detail", "all"))
+        self.event_totals = None
         self.kind_names = self.lane_names = self.message_names = None
         self.replans = ({k: np.asarray(v) for k, v in data["replans"].items()}
                         if data.get("replans") is not None else None)

@@ -83,6 +83,8 @@ class RankCauses:
 
 def availability(run):
     """None when the run's idle time can be explained, else why not (one phrase)."""
+    if getattr(run, "event_totals", None) is not None:
+        return "events kept as totals (/event_totals), not one by one"
     if not run.has_events or not any(len(e) for e in run.events):
         return "no events (output.timeline = false)"
     if "t_start_ns" not in run.rounds.dtype.names:

@@ -25,8 +25,18 @@ class Run:
             self.attrs = dict(f.attrs.items())
             self.rounds = f["rounds"][()]
             self.summary = {k: float(v) for k, v in f["summary"].attrs.items()}
-            self.events = [f["ranks/%d/events" % r][()] for r in range(self.mpi_size)]
-            dtype = self.events[0].dtype
+            # A simulation of many devices keeps events summed (`cmlbed simulate --events
+            # totals`): /event_totals instead of /ranks/R/events; the rounds' busy and idle
+            # figures were computed from every event all the same.
+            self.event_detail = str(f.attrs.get("event_detail", "all"))
+            if self.event_detail == "totals":
+                self.event_totals = f["event_totals"][()]
+                self.events = [self.event_totals[:0] for _ in range(self.mpi_size)]
+                dtype = self.event_totals.dtype
+            else:
+                self.event_totals = None
+                self.events = [f["ranks/%d/events" % r][()] for r in range(self.mpi_size)]
+                dtype = self.events[0].dtype
             self.kind_names = _enum_names(dtype, "kind", path)
             self.lane_names = _enum_names(dtype, "lane", path)
             # What a transfer carries or a wait is for; files written before issue 10
@@ -81,6 +91,11 @@ class Run:
                               % self.path)
 
     def require_events(self):
+        if self.event_totals is not None:
+            raise ReportError("%s keeps its events as totals per rank, round and kind "
+                              "(/event_totals: `cmlbed simulate --events totals`, or more events "
+                              "than --events auto keeps): nothing to draw or trace event by event; "
+                              "simulate again with --events all for that" % self.path)
         if not self.has_events or not any(len(e) for e in self.events):
             raise ReportError("%s holds no events (the run was made with output.timeline = "
                               "false?): nothing to draw or trace" % self.path)
@@ -163,7 +178,8 @@ def _check_layout(f, path):
         raise ReportError("%s is an HDF5 file but not a cmlbed results file (no root "
                           "attribute %s)" % (path, ", ".join(repr(m) for m in missing)))
     size = int(f.attrs["mpi_size"])
-    needed = ["rounds", "summary"] + ["ranks/%d/events" % r for r in range(size)]
+    needed = ["rounds", "summary"] + (["event_totals"] if str(f.attrs.get("event_detail", "all")) == "totals"
+                                      else ["ranks/%d/events" % r for r in range(size)])
     absent = [n for n in needed if n not in f]
     if absent:
         raise ReportError("%s is an incomplete cmlbed results file: missing %s (the run was "

@@ -553,6 +553,17 @@ def _raw_data_note(rows):
     return RAW_DATA_NOTE + "\n" if any(row["raw_data_uploaded"] for row in rows) else ""
 
 
+def totals_note(runs):
+    """A line naming the runs whose events are kept as totals (nothing when there are none)."""
+    summed = [run.name for run in runs if getattr(run, "event_detail", "all") == "totals"]
+    if not summed:
+        return ""
+    return ("Events kept as totals per rank, round and kind (/event_totals): %s. Busy and idle "
+            "figures are exact (computed from every event before summing); timeline, stages, "
+            "idle causes and trace need every event (cmlbed simulate --events all).\n"
+            % ", ".join(summed))
+
+
 def window_note(rows, from_round):
     """A line saying which rounds the figures average (nothing for the default, every
     round), naming the rows that had too few rounds and kept all of theirs."""
@@ -579,6 +590,7 @@ def report_text(runs, rows, per_round, from_round=1):
     parts.append(text_table(rows, GROUP_COLUMNS))
     parts.append(_raw_data_note(rows))
     parts.append(window_note(rows, from_round))
+    parts.append(totals_note(runs))
     return "".join(parts)
 
 

@@ -60,7 +60,8 @@ int plan_command(int argc, char** argv) {
               << " micro-batches, predicted round " << result.closed_form.round_s << " s ("
               << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)\n";
     if (result.passes > 0) {
-      std::cout << "devices differ: refined per device in " << result.passes << " pass(es), "
+      std::cout << "devices differ (" << result.device_classes << " classes of alike devices): refined class by class in "
+                << result.passes << " pass(es), "
                 << result.simulations << " simulations in all; predicted round " << result.chosen.round_s << " s ("
                 << (result.chosen.round_s / best.round_s - 1) * 100 << "% against the best uniform pair)\n";
       for (std::size_t d = 0; d < result.choices.size(); ++d) {

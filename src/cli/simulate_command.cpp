@@ -16,6 +16,7 @@
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
+#include "cmlbed/trace/event_totals.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/run/experiment.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
@@ -65,8 +66,20 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
   const std::vector<plan::SimulatedRound> rounds =
       replanner ? simulate_replanning(spec, profile, samples.devices, input, *replanner) : plan::simulate(input);
 
+  std::int64_t events = 0;
+  std::vector<std::int64_t> per_rank(static_cast<std::size_t>(devices + 1), 0);
+  for (const plan::SimulatedRound& round : rounds) {
+    for (std::size_t r = 0; r < per_rank.size(); ++r) per_rank[r] += static_cast<std::int64_t>(round.events[r].size());
+  }
+  for (const std::int64_t n : per_rank) events += n;
+  const bool totals = args.events == "totals" || (args.events == "auto" && events > kMostEventsKept);
+
   const std::string path = config.text("output.file");
-  trace::ResultsFile results(path, config.flag("output.overwrite"), run::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1))));
+  trace::RunInfo info =
+      run::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1)));
+  info.event_detail = totals ? trace::EventDetail::totals : trace::EventDetail::all;
+  if (!totals) info.expected_events = per_rank;
+  trace::ResultsFile results(path, config.flag("output.overwrite"), info);
   results.mark_simulated(plan::to_json(profile).dump());
   if (chosen.table) results.write_plan(*chosen.table);
   if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
@@ -75,13 +88,27 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
     train::RoundMeasures measures;
     measures.flops = round.flops;
     records.push_back(train::make_round_record(round.round, round.start_ns, round.end_ns, round.events, true, measures));
-    for (int r = 0; r <= devices; ++r) results.append_events(r, round.events[static_cast<std::size_t>(r)]);
+    if (totals) {
+      std::vector<trace::EventTotal> sums;
+      for (int r = 0; r <= devices; ++r) {
+        const std::vector<trace::EventTotal> rank_sums = trace::event_totals(r, round.events[static_cast<std::size_t>(r)]);
+        sums.insert(sums.end(), rank_sums.begin(), rank_sums.end());
+      }
+      results.append_event_totals(sums);
+    } else {
+      for (int r = 0; r <= devices; ++r) results.append_events(r, round.events[static_cast<std::size_t>(r)]);
+    }
     results.append_round(records.back());
   }
   results.set_summary(train::summarize(records));
   results.close();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   train::print_summary(config.text("experiment.method") + ", simulated", records, path, std::cout);
+  if (totals) {
+    std::cout << "events: " << events << " summed per rank, round, lane, kind and message (/event_totals; "
+              << (args.events == "auto" ? "more than " + std::to_string(kMostEventsKept) + " events; " : std::string())
+              << "--events all keeps every one)" << std::endl;
+  }
   std::cout << "simulated " << devices << " devices, " << rounds.size() << " rounds in " << took << " s" << std::endl;
   return 0;
 }
@@ -94,7 +121,7 @@ int simulate_command(int argc, char** argv) {
   return report_errors([&] {
     args = parse_simulate_arguments("simulate", argc, argv);
     if (args.help) {
-      std::cout << "Usage: cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N] "
+      std::cout << "Usage: cmlbed simulate --config FILE [--profile PROFILE.json] [--devices N] [--events all|totals|auto] "
                    "[--section.key=value ...]\n"
                    "Predicts the run's rounds ("
                 << method_list(&MethodTraits::simulatable)

@@ -40,6 +40,13 @@ po::options_description simulate_options(const std::string& command) {
       "devices", po::value<std::string>()->value_name("N"),
       "simulate N devices (default: the config's '# ranks: R' header, R-1); devices without a [device.K] "
       "section take the [devices] and [network] defaults");
+  if (command == "simulate") {
+    static const std::string events_help =
+        "how the results file keeps the events: every one (all), or per rank, round, lane, kind and message their "
+        "count, seconds and bytes (totals); auto (default): totals above " + std::to_string(kMostEventsKept) + " events";
+    own.add_options()("events", po::value<std::string>()->value_name("all|totals|auto"),
+                      events_help.c_str());
+  }
   return own;
 }
 
@@ -50,6 +57,13 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
                                        if (name == "help") args.help = true;
                                        if (name == "config") args.config_file = value;
                                        if (name == "profile") args.profile_file = value;
+                                       if (name == "events") {
+                                         if (value != "all" && value != "totals" && value != "auto") {
+                                           throw ConfigError(command + ": --events " + value +
+                                                             ": expected all, totals or auto");
+                                         }
+                                         args.events = value;
+                                       }
                                        if (name == "devices") {
                                          const auto n = parse_integer(value);
                                          if (!n || *n < 1 || *n > 1000000) {

@@ -2,6 +2,7 @@
 // What `cmlbed simulate` and `cmlbed plan` share: their options (--config, --profile,
 // --devices), the configuration they resolve and the profile they use.
 #include <boost/program_options/options_description.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,10 +15,15 @@
 
 namespace cmlbed::cli {
 
+// simulate --events auto keeps every event up to this many (some 430 MB in the file:
+// 43 bytes each; configs/quickstart/pipar.ini makes about 300 per device and round).
+constexpr std::int64_t kMostEventsKept = 10'000'000;
+
 struct SimulateArguments {
   std::string config_file;
   std::string profile_file;
   std::optional<int> devices;  // --devices N, else the config's '# ranks: R' header, R-1
+  std::string events = "auto";  // simulate --events: all, totals or auto (kMostEventsKept)
   bool help = false;
   std::vector<RawSetting> settings;
   // The command line as given when it or the file asks for `auto` (settings then holds

@@ -131,4 +131,13 @@ Dataset load_dataset(const DatasetSpec& spec) {
   return dataset;
 }
 
+DatasetLabels load_labels(const DatasetSpec& spec) {
+  if (format_of(spec.name) == Format::synthetic) {
+    expect_compatible(spec.synthetic_train, spec.synthetic_test);
+    return {synthetic_labels(spec.synthetic_train), spec.synthetic_train.num_classes, spec.synthetic_test.samples};
+  }
+  Dataset dataset = load_dataset(spec);
+  return {std::move(dataset.train.labels), dataset.train.num_classes, dataset.test.size()};
+}
+
 }  // namespace cmlbed::data

@@ -125,12 +125,23 @@ std::vector<std::uint8_t> balanced_labels(std::mt19937_64& rng, std::size_t samp
   return labels;
 }
 
+// The samples' stream: their labels first, then each one's shift and noise.
+std::mt19937_64 sample_random(const SyntheticSpec& spec) {
+  return std::mt19937_64(splitmix64(spec.seed ^ 0x73616d706c657321ULL));
+}
+
 }  // namespace
+
+std::vector<std::uint8_t> synthetic_labels(const SyntheticSpec& spec) {
+  validate(spec);
+  std::mt19937_64 rng = sample_random(spec);
+  return balanced_labels(rng, spec.samples, spec.num_classes);
+}
 
 ImageSet make_synthetic(const SyntheticSpec& spec) {
   validate(spec);
   const std::vector<Prototype> prototypes = make_prototypes(spec);
-  std::mt19937_64 rng(splitmix64(spec.seed ^ 0x73616d706c657321ULL));
+  std::mt19937_64 rng = sample_random(spec);
   NormalSource normal(rng);
 
   ImageSet set;

@@ -170,7 +170,9 @@ std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<
               << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
   }
   std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"
-            << (result.passes ? ", then " + std::to_string(result.passes) + " per-device pass(es)" : std::string())
+            << (result.passes ? ", then " + std::to_string(result.passes) + " pass(es) over " +
+                                    std::to_string(result.device_classes) + " classes of alike devices"
+                              : std::string())
             << "), profile " << profiled_s << " s, all " << took << " s; best uniform: split " << best.split
             << ", " << best.micro_batches << " micro-batches, " << best.round_s
             << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches

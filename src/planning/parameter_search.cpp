@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <numeric>
+#include <thread>
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
@@ -25,6 +28,7 @@ namespace {
 
 // The simulation inputs of plans: every device's stage lengths at one split are built
 // once (they hold every sample count), and a plan takes each device's from its split.
+// Safe to use from several threads.
 class PlanInputs {
  public:
   PlanInputs(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
@@ -42,6 +46,7 @@ class PlanInputs {
 
  private:
   const plan::SimulationInput& at(std::size_t split) {
+    const std::lock_guard<std::mutex> lock(mutex_);
     auto found = by_split_.find(split);
     if (found == by_split_.end()) {
       plan::SimulationInput input = simulation_input(spec_, profile_, samples_, {split, 1});
@@ -60,7 +65,8 @@ class PlanInputs {
   const plan::Profile& profile_;
   const std::vector<std::size_t>& samples_;
   std::optional<std::int64_t> links_held_at_ns_;
-  std::map<std::size_t, plan::SimulationInput> by_split_;
+  std::mutex mutex_;
+  std::map<std::size_t, plan::SimulationInput> by_split_;  // entries never move or change once made
 };
 
 PlanCandidate predict(plan::SimulationInput input) {
@@ -78,6 +84,34 @@ PlanCandidate predict(plan::SimulationInput input) {
   candidate.device_idle = device_idle / static_cast<double>(record.idle_s.size() - 1);
   candidate.bytes = record.bytes_up + record.bytes_down;
   return candidate;
+}
+
+// predict() of every plan, on as many threads as the machine has cores (the plans are
+// independent simulations); in the plans' order, labelled with device 1's choice.
+std::vector<PlanCandidate> predict_all(PlanInputs& inputs, const std::vector<std::vector<DeviceChoice>>& plans) {
+  std::vector<PlanCandidate> predicted(plans.size());
+  const std::size_t threads =
+      std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), plans.size()));
+  std::vector<std::exception_ptr> errors(threads);
+  const auto work = [&](std::size_t first) {
+    try {
+      for (std::size_t i = first; i < plans.size(); i += threads) {
+        predicted[i] = predict(inputs.of(plans[i]));
+        predicted[i].split = plans[i].front().split;
+        predicted[i].micro_batches = plans[i].front().micro_batches;
+      }
+    } catch (...) {
+      errors[first] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& thread : pool) thread.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return predicted;
 }
 
 // The PiPar authors' closed form for the number of micro-batches at split P (their
@@ -99,10 +133,48 @@ int closed_form_micro_batches(const plan::SimulationInput& input, std::int64_t b
   return static_cast<int>(std::max(1.0, std::min({n_micro, static_cast<double>(batch / 2), 100.0})));
 }
 
-// Devices differ when one has its own settings or its own share of the data.
-bool devices_differ(const PlanSpec& spec, const std::vector<std::size_t>& samples) {
-  return spec.devices_set_apart ||
-         std::adjacent_find(samples.begin(), samples.end(), std::not_equal_to<>()) != samples.end();
+bool same_link(const net::LinkSpec& a, const net::LinkSpec& b) {
+  const auto points = [](const net::LinkSpec& link) {
+    std::vector<std::pair<double, double>> kept;
+    if (link.trace) {
+      for (const net::RatePoint& p : link.trace->points()) kept.emplace_back(p.t_seconds, p.bits_per_second);
+    }
+    return kept;
+  };
+  return a.rate_bits_per_second == b.rate_bits_per_second && a.burst_bytes == b.burst_bytes &&
+         a.delay_ns == b.delay_ns && a.jitter_ns == b.jitter_ns && a.trace.has_value() == b.trace.has_value() &&
+         points(a) == points(b);
+}
+
+// Whether devices d and e are planned as one (the rule of the per-device step, see
+// parameter_search.hpp): the same links (their jitter's seed aside), speed, mini-batches
+// per round and freedom.
+bool alike(const PlanSpec& spec, const std::vector<std::size_t>& samples, const std::vector<DeviceFreedom>& freedom,
+           std::size_t d, std::size_t e) {
+  const DevicePlanSpec& a = spec.devices[d];
+  const DevicePlanSpec& b = spec.devices[e];
+  return same_link(a.uplink, b.uplink) && same_link(a.downlink, b.downlink) && a.slowdown == b.slowdown &&
+         a.flops_per_second == b.flops_per_second &&
+         train::batches_per_round(samples[d], spec.training) == train::batches_per_round(samples[e], spec.training) &&
+         freedom[d].split == freedom[e].split && freedom[d].micro_batches == freedom[e].micro_batches;
+}
+
+// The devices (indices d-1) in classes of alike devices, each class in device order, the
+// classes by their first device.
+std::vector<std::vector<std::size_t>> device_classes(const PlanSpec& spec, const std::vector<std::size_t>& samples,
+                                                     const std::vector<DeviceFreedom>& freedom) {
+  std::vector<std::vector<std::size_t>> classes;
+  for (std::size_t d = 0; d < samples.size(); ++d) {
+    const auto own = std::find_if(classes.begin(), classes.end(), [&](const std::vector<std::size_t>& members) {
+      return alike(spec, samples, freedom, members.front(), d);
+    });
+    if (own == classes.end()) {
+      classes.push_back({d});
+    } else {
+      own->push_back(d);
+    }
+  }
+  return classes;
 }
 
 }  // namespace
@@ -170,12 +242,15 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
     candidate.micro_batches = choices.front().micro_batches;
     return candidate;
   };
+  std::vector<std::vector<DeviceChoice>> grid;
   for (const std::size_t split : splits) {
-    for (const int m : counts) {
-      result.candidates.push_back(predict_plan(uniform(split, m)));
-      result.candidates.back().split = split;
-      result.candidates.back().micro_batches = m;
-    }
+    for (const int m : counts) grid.push_back(uniform(split, m));
+  }
+  result.candidates = predict_all(inputs, grid);
+  result.simulations += grid.size();
+  for (std::size_t i = 0; i < grid.size(); ++i) {  // the grid's pair, where device 1's own is kept
+    result.candidates[i].split = splits[i / counts.size()];
+    result.candidates[i].micro_batches = counts[i % counts.size()];
   }
   result.best = static_cast<std::size_t>(
       std::min_element(result.candidates.begin(), result.candidates.end(),
@@ -188,21 +263,25 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
   result.chosen.micro_batches = result.choices.front().micro_batches;
 
   // Per-device choices need a server part per device (one server part takes one cut).
-  if (devices > 1 && method.server_replicas && devices_differ(spec, samples)) {
+  // Alike devices are one class and take one choice.
+  const std::vector<std::vector<std::size_t>> classes =
+      method.server_replicas ? device_classes(spec, samples, freedom) : std::vector<std::vector<std::size_t>>{};
+  result.device_classes = classes.size();
+  if (classes.size() > 1) {
     for (int pass = 1; pass <= kMaxPasses; ++pass) {
       result.passes = pass;
       bool changed = false;
-      for (std::size_t d = 0; d < devices; ++d) {
-        const DeviceFreedom& f = freedom[d];
+      for (const std::vector<std::size_t>& members : classes) {
+        const DeviceFreedom& f = freedom[members.front()];
         if (!split_free(f) && !micro_free(f)) continue;
         std::vector<DeviceChoice> trial = result.choices;
         for (const std::size_t split : f.split ? std::vector<std::size_t>{*f.split} : all_splits) {
           for (const int m : f.micro_batches ? std::vector<int>{*f.micro_batches} : all_counts) {
-            trial[d] = {split, m};
-            if (trial[d] == result.choices[d]) continue;
+            for (const std::size_t d : members) trial[d] = {split, m};
+            if (trial[members.front()] == result.choices[members.front()]) continue;
             const PlanCandidate candidate = predict_plan(trial);
             if (candidate.round_s < result.chosen.round_s * (1 - 1e-3)) {
-              result.choices[d] = trial[d];
+              for (const std::size_t d : members) result.choices[d] = trial[d];
               result.chosen = candidate;
               changed = true;
             }

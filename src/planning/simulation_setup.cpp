@@ -163,11 +163,11 @@ const plan::RankProfile& rank_profile(const plan::Profile& profile, int rank) {
 }  // namespace
 
 SampleCounts sample_counts(const Config& config, int devices) {
-  const data::Dataset dataset = load_dataset(config);
+  const data::DatasetLabels dataset = load_labels(config);
   SampleCounts counts;
-  counts.test = dataset.test.size();
+  counts.test = dataset.test_samples;
   for (const auto& indices :
-       data::partition_indices(dataset.train.labels, dataset.train.num_classes, partition_spec(config, devices))) {
+       data::partition_indices(dataset.train_labels, dataset.num_classes, partition_spec(config, devices))) {
     counts.devices.push_back(indices.size());
   }
   return counts;
@@ -238,6 +238,13 @@ plan::SimulationInput simulation_input(const PlanSpec& spec, const plan::Profile
     device.micro_batches = !method.micro_batches ? 1 : override.micro_batches.value_or(own.micro_batches);
     device.samples = static_cast<std::int64_t>(samples[static_cast<std::size_t>(d - 1)]);
     device.batches = batches_per_round(samples[static_cast<std::size_t>(d - 1)], settings);
+    if (device.samples < settings.batch_size) {  // the run's devices stop there (train::LocalBatches)
+      throw ConfigError("simulate: device " + std::to_string(d) + " holds " + std::to_string(device.samples) +
+                        " training samples, fewer than one mini-batch of " + std::to_string(settings.batch_size) +
+                        " (train.batch_size), and the run would stop there; give the devices more data "
+                        "(data.dataset = synthetic with data.synthetic_train >= devices x batch size) or "
+                        "simulate fewer devices");
+    }
     device.uplink = own.uplink;
     device.downlink = own.downlink;
     device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings, own.slowdown,

@@ -72,6 +72,17 @@ data::Dataset load_dataset(const Config& config) {
   return dataset;
 }
 
+data::DatasetLabels load_labels(const Config& config) {
+  data::DatasetLabels labels = data::load_labels(dataset_spec(config));
+  const std::int64_t train_limit = config.integer("data.train_limit");
+  const std::int64_t test_limit = config.integer("data.test_limit");
+  if (train_limit > 0 && static_cast<std::size_t>(train_limit) < labels.train_labels.size()) {
+    labels.train_labels.resize(static_cast<std::size_t>(train_limit));
+  }
+  if (test_limit > 0) labels.test_samples = std::min(labels.test_samples, static_cast<std::size_t>(test_limit));
+  return labels;
+}
+
 data::PartitionSpec partition_spec(const Config& config, int devices) {
   data::PartitionSpec spec;
   spec.scheme = data::parse_partition_scheme(config.text("data.partition"));

@@ -19,19 +19,6 @@ using hdf5::owned;
 static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1 && sizeof(MessageType) == 1,
               "lane, kind and message are stored as HDF5 enums based on uint8");
 
-// An enum over uint8 whose member names are `names` in value order, so that h5py and
-// h5dump show "forward" rather than 0.
-DatatypeHandle make_enum_type(const char* what, const std::vector<std::string>& names) {
-  auto type = owned<DatatypeHandle>(H5Tenum_create(H5T_NATIVE_UINT8),
-                                    std::string("H5Tenum_create(") + what + ")");
-  for (std::size_t value = 0; value < names.size(); ++value) {
-    const auto stored = static_cast<std::uint8_t>(value);
-    check(H5Tenum_insert(type.get(), names[value].c_str(), &stored),
-          std::string("H5Tenum_insert(") + what + ", " + hdf5::quoted(names[value]) + ")");
-  }
-  return type;
-}
-
 hid_t native_integer_type(const EventColumn& column) {
   return std::holds_alternative<EventColumn::Int64>(column.field) ? H5T_NATIVE_INT64
                                                                    : H5T_NATIVE_INT32;
@@ -56,6 +43,19 @@ const std::vector<const EventColumn*>& enum_columns() {
 }
 
 }  // namespace
+
+// An enum over uint8 whose member names are `names` in value order, so that h5py and
+// h5dump show "forward" rather than 0.
+DatatypeHandle make_enum_type(const char* what, const std::vector<std::string>& names) {
+  auto type = owned<DatatypeHandle>(H5Tenum_create(H5T_NATIVE_UINT8),
+                                    std::string("H5Tenum_create(") + what + ")");
+  for (std::size_t value = 0; value < names.size(); ++value) {
+    const auto stored = static_cast<std::uint8_t>(value);
+    check(H5Tenum_insert(type.get(), names[value].c_str(), &stored),
+          std::string("H5Tenum_insert(") + what + ", " + hdf5::quoted(names[value]) + ")");
+  }
+  return type;
+}
 
 std::string rank_group_name(int rank) { return "/ranks/" + std::to_string(rank); }
 std::string events_dataset_name(int rank) { return rank_group_name(rank) + "/events"; }

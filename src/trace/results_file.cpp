@@ -54,6 +54,7 @@ void validate_run_info(const RunInfo& info) {
   if (!info.hosts.empty()) expect_per_rank(info.hosts.size(), "hosts");  // none: a simulated run
   expect_per_rank(info.clock_offsets_ns.size(), "clock_offsets_ns");
   expect_per_rank(info.clock_uncertainty_ns.size(), "clock_uncertainty_ns");
+  if (!info.expected_events.empty()) expect_per_rank(info.expected_events.size(), "expected_events");
 }
 
 // The root group keeps its attributes in dense storage: a per-rank attribute
@@ -158,6 +159,33 @@ void ResultsFile::check_can_create(const std::string& path, bool overwrite) {
   }
 }
 
+namespace {
+
+// /ranks/<r>/events for every rank, each chunked by the rows it is expected to hold
+// (RunInfo::expected_events), at most kEventChunkRows.
+void create_event_tables(hid_t file, const RunInfo& info, const std::string& where,
+                         std::vector<hdf5::DatasetHandle>& tables, std::vector<hsize_t>& rows) {
+  const DatatypeHandle event_file_type = make_event_file_type();
+  const auto ranks_group =
+      owned<GroupHandle>(H5Gcreate2(file, "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Gcreate2('/ranks' in " + where + ")");
+  for (int rank = 0; rank < info.mpi_size; ++rank) {
+    const std::string group_name = rank_group_name(rank);
+    const auto group = owned<GroupHandle>(
+        H5Gcreate2(file, group_name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        "H5Gcreate2(" + quoted(group_name) + " in " + where + ")");
+    hsize_t chunk_rows = kEventChunkRows;
+    if (!info.expected_events.empty()) {
+      const std::int64_t expected = info.expected_events[static_cast<std::size_t>(rank)];
+      chunk_rows = std::clamp<hsize_t>(static_cast<hsize_t>(std::max<std::int64_t>(expected, 1)), 1, kEventChunkRows);
+    }
+    tables.push_back(hdf5::create_table(group.get(), "events", event_file_type.get(), chunk_rows, where));
+    rows.push_back(0);
+  }
+}
+
+}  // namespace
+
 ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo& info) {
   validate_run_info(info);
   hdf5::silence_error_printing();
@@ -178,19 +206,13 @@ ResultsFile::ResultsFile(const std::string& path, bool overwrite, const RunInfo&
   const hid_t file = impl->file.get();
   write_root_attributes(file, info, where);
 
-  impl->event_memory_type = make_event_memory_type();
-  const DatatypeHandle event_file_type = make_event_file_type();
-  const auto ranks_group =
-      owned<GroupHandle>(H5Gcreate2(file, "/ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                         "H5Gcreate2('/ranks' in " + where + ")");
-  for (int rank = 0; rank < info.mpi_size; ++rank) {
-    const std::string group_name = rank_group_name(rank);
-    const auto group = owned<GroupHandle>(
-        H5Gcreate2(file, group_name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-        "H5Gcreate2(" + quoted(group_name) + " in " + where + ")");
-    impl->events.push_back(
-        hdf5::create_table(group.get(), "events", event_file_type.get(), kEventChunkRows, where));
-    impl->event_rows.push_back(0);
+  impl->event_detail = info.event_detail;
+  write_string_attribute(file, "event_detail", info.event_detail == EventDetail::all ? "all" : "totals", where);
+  if (info.event_detail == EventDetail::totals) {
+    impl->event_totals = create_event_totals_table(file, where);
+  } else {
+    impl->event_memory_type = make_event_memory_type();
+    create_event_tables(file, info, where, impl->events, impl->event_rows);
   }
 
   impl->round_type = make_full_round_type(impl->round_layout);
@@ -239,6 +261,7 @@ void ResultsFile::close() {
   const std::string where = impl.where();
   impl.summary.close("H5Gclose('/summary' in " + where + ")");
   for (hdf5::DatasetHandle& events : impl.events) events.close("H5Dclose(events in " + where + ")");
+  impl.event_totals.close("H5Dclose('/event_totals' in " + where + ")");
   impl.rounds.close("H5Dclose('/rounds' in " + where + ")");
   impl.checkpoints.close("H5Dclose('/checkpoints' in " + where + ")");
   impl.file.close("H5Fclose(" + where + ")");

@@ -11,6 +11,9 @@ using hdf5::quoted;
 
 void ResultsFile::append_events(int rank, const std::vector<Event>& events) {
   Impl& impl = open_impl();
+  if (impl.event_detail != EventDetail::all) {
+    throw std::logic_error("results file " + impl.where() + " keeps event totals: append_event_totals, not events");
+  }
   if (rank < 0 || rank >= impl.mpi_size) {
     throw std::invalid_argument("results file: events for rank " + std::to_string(rank) +
                                 ", expected 0.." + std::to_string(impl.mpi_size - 1));

@@ -23,6 +23,9 @@ struct ResultsFile::Impl {
   hdf5::GroupHandle summary;
   std::vector<hdf5::DatasetHandle> events;  // one per rank
   std::vector<hsize_t> event_rows;
+  EventDetail event_detail = EventDetail::all;
+  hdf5::DatasetHandle event_totals;  // event_detail = totals: /event_totals, instead of the above
+  hsize_t event_total_rows = 0;
   hdf5::DatasetHandle rounds;
   hsize_t round_rows = 0;
   hdf5::DatasetHandle checkpoints;  // opened or created with the first checkpoint recorded
@@ -34,6 +37,10 @@ struct ResultsFile::Impl {
 };
 
 constexpr const char* kCheckpointsTable = "/checkpoints";
+constexpr const char* kEventTotalsTable = "/event_totals";
+
+// The empty /event_totals table (results_file_event_totals.cpp).
+hdf5::DatasetHandle create_event_totals_table(hid_t file, const std::string& where);
 
 // The file access properties of a results file opened for writing (created or reopened).
 hdf5::PropertyListHandle make_file_access(const std::string& path);

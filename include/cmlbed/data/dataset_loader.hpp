@@ -42,4 +42,14 @@ std::vector<std::string> required_files(const DatasetSpec& spec);
 // DataError for missing or malformed files.
 Dataset load_dataset(const DatasetSpec& spec);
 
+// What partitioning the training set needs, and the test set's size.
+struct DatasetLabels {
+  std::vector<std::uint8_t> train_labels;
+  std::int64_t num_classes = 0;
+  std::size_t test_samples = 0;
+};
+
+// load_dataset's labels; a synthetic set's are made without its images. Same errors.
+DatasetLabels load_labels(const DatasetSpec& spec);
+
 }  // namespace cmlbed::data

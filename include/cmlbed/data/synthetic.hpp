@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "cmlbed/data/image_set.hpp"
 
@@ -31,5 +32,9 @@ struct SyntheticSpec {
 // times, in shuffled order. Throws std::invalid_argument for zero samples or
 // sizes, more than 256 classes, or a negative or non-finite noise.
 ImageSet make_synthetic(const SyntheticSpec& spec);
+
+// make_synthetic(spec).labels without the images (what partitioning needs; a simulation
+// of 100,000 devices partitions millions of samples it never looks at). Same errors.
+std::vector<std::uint8_t> synthetic_labels(const SyntheticSpec& spec);
 
 }  // namespace cmlbed::data

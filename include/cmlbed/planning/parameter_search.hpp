@@ -3,10 +3,16 @@
 // candidate simulated with all devices together (they share the server):
 //  1. uniform: every split point P and micro-batch count m worth trying, the same for
 //     every device the planner may choose for (the candidate table);
-//  2. per device, when the devices differ (a [device.K] override or unequal shares of
-//     the data): from the best uniform pair, each device in turn tries every (P, m) of
-//     its own with the others' kept, and takes the best if it shortens the predicted
-//     round by more than 0.1%; passes repeat until none changes (at most kMaxPasses).
+//  2. per class of alike devices, when there are several classes: from the best uniform
+//     pair, each class in turn tries every (P, m) for all of its devices with the others'
+//     kept, and takes the best if it shortens the predicted round by more than 0.1%;
+//     passes repeat until none changes (at most kMaxPasses). Alike devices (one class)
+//     have the same links (rate, burst, delay, jitter, trace), the same speed
+//     (devices.slowdown, devices.flops), as many mini-batches per round and the same
+//     freedom (what the planner may choose for them): they are planned once and share
+//     the choice, so 1,000 devices of three kinds cost three devices' refinement. (Their
+//     shares of the data may differ: a share weighs a device's model in the averaging,
+//     it does not lengthen its round.)
 //     One device's choice moves the others' best (they share the server), so this is a
 //     coordinate descent: it ends at a plan no single device can improve, not
 //     necessarily the best of all N-device combinations (which is exponential in N).
@@ -44,6 +50,7 @@ struct PlanResult {
   std::vector<DeviceChoice> choices;      // the plan, per device (index d-1)
   PlanCandidate chosen;                   // its prediction (split, micro_batches: device 1's)
   int passes = 0;                         // step 2's passes (0: devices alike, not refined)
+  std::size_t device_classes = 0;         // classes of alike devices (0: one server part, no step 2)
   std::size_t simulations = 0;            // candidates simulated in all
   int closed_form_micro_batches = 1;      // the authors' N at the best uniform split
   PlanCandidate closed_form;              // our prediction for (best uniform split, that N)

@@ -23,6 +23,8 @@ model::ModelOptions model_file_options(const Config& config);
 
 // The dataset with data.train_limit / data.test_limit applied.
 data::Dataset load_dataset(const Config& config);
+// Its labels and sizes alone (data::load_labels), with the same limits.
+data::DatasetLabels load_labels(const Config& config);
 
 data::PartitionSpec partition_spec(const Config& config, int devices);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cmlbed/trace/event.hpp"
+#include "cmlbed/trace/event_totals.hpp"
 
 namespace cmlbed::trace {
 
@@ -27,6 +28,13 @@ struct RunInfo {
   std::vector<std::string> hosts;                  // host name of each rank
   std::vector<std::int64_t> clock_offsets_ns;      // each rank's offset to rank 0's clock
   std::vector<std::int64_t> clock_uncertainty_ns;  // half the round trip of the sync
+  // How the file keeps events: a table per rank (all), or /event_totals (totals: a
+  // simulation with too many events to store; trace/event_totals.hpp).
+  EventDetail event_detail = EventDetail::all;
+  // With `all`: the events each rank will write, when known (index = rank; empty:
+  // unknown). A rank's table is chunked by that many rows (at most 4096), so that a file
+  // of many ranks with few events each is not mostly empty chunks.
+  std::vector<std::int64_t> expected_events;
 };
 
 // How many rows the tables hold: /rounds and each rank's events (index = rank).
@@ -80,6 +88,10 @@ class ResultsFile {
   // std::invalid_argument for a rank outside [0, mpi_size) or a lane / kind / message
   // that has no name.
   void append_events(int rank, const std::vector<Event>& events);
+
+  // Appends rows to /event_totals (a file made with event_detail = totals; append_events
+  // is for the other kind: each throws std::logic_error on the wrong one).
+  void append_event_totals(const std::vector<EventTotal>& totals);
 
   // Appends one row to /rounds (its columns: trace/round_columns.hpp). Every per-rank
   // vector (busy_s, idle_s, flops, device_accuracy) must have mpi_size entries, NaN
