@@ -233,7 +233,8 @@ class RoundSimulation {
     arrived.pop();
     post_next_receive(job.device, now);
     const SimulatedDevice& dev = device(job.device);
-    const std::int64_t n = micro_batch_sizes(in_.batch_size, dev.micro_batches)[static_cast<std::size_t>(job.micro)];
+    // micro_batch_sizes(batch, m)[micro], without building the list for every micro-batch served
+    const std::int64_t n = in_.batch_size / dev.micro_batches + (job.micro < in_.batch_size % dev.micro_batches ? 1 : 0);
     std::int64_t t = record_.compute(0, EventKind::forward, now, forward_stage(dev.server, n), job.batch, job.micro);
     t = record_.compute(0, EventKind::backward, t, backward_stage(dev.server, n), job.batch, job.micro);
     const std::int64_t arrival = record_.transfer(0, job.device, MessageType::gradient,
