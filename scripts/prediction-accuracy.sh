@@ -11,10 +11,13 @@
 # (plan.host_cores = 0) is shown beside it. An override --plan.host_cores=C replaces both
 # with one simulation on C cores.
 #
-#   scripts/prediction-accuracy.sh [--configs "A.ini B.ini"] [--results DIR] [--doc FILE]
-#                                  [--quick] [--check ROUND_PCT IDLE_POINTS] [--steady PCT TRIES]
-#                                  [--repeats N] [--force] [-- OVERRIDES...]
+#   scripts/prediction-accuracy.sh [--configs "A.ini B.ini" | --random N --seed S] [--results DIR]
+#                                  [--doc FILE] [--quick] [--check ROUND_PCT IDLE_POINTS]
+#                                  [--steady PCT TRIES] [--repeats N] [--force] [-- OVERRIDES...]
 #
+# --random N --seed S: instead of configs/, N configurations drawn by scripts/random-configs.py
+# (written to DIR/random-S/, rows named random-S-K: rerun one with --random K --seed S, the
+# first K draws being the same); the table goes to docs/prediction-random-S.md unless --doc.
 # Rounds: the config's, at most 3, except for configs with rate traces (their point is the
 # change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
 # --check: exit 1 unless every row is within ROUND_PCT % and IDLE_POINTS points.
@@ -42,12 +45,14 @@ source scripts/ini-value.sh
 source scripts/host-slice.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
-steady=5 tries="" repeats=1
+steady=5 tries="" repeats=1 random_count="" random_seed="" doc_given=false
 while [[ $# -gt 0 ]]; do
   case $1 in
     --configs) configs=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    --doc) doc=$2; shift 2 ;;
+    --doc) doc=$2 doc_given=true; shift 2 ;;
+    --random) random_count=$2; shift 2 ;;
+    --seed) random_seed=$2; shift 2 ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --check) check=(--check "$2" "$3"); shift 3 ;;
@@ -65,6 +70,13 @@ if [[ -z $tries ]]; then if $quick || ((repeats > 1)); then tries=1; else tries=
   { echo "prediction-accuracy.sh: --steady PCT TRIES: a percentage and a count >= 1" >&2; exit 2; }
 cmlbed_binary prediction-accuracy.sh
 h5py_python prediction-accuracy.sh
+if [[ -n $random_count || -n $random_seed ]]; then
+  [[ $random_count =~ ^[1-9][0-9]*$ && $random_seed =~ ^[0-9]+$ && -z $configs ]] ||
+    { echo "prediction-accuracy.sh: --random N --seed S: a count >= 1 and a seed >= 0, without --configs" >&2; exit 2; }
+  $doc_given || doc=docs/prediction-random-$random_seed.md
+  configs=$("$python" scripts/random-configs.py --count "$random_count" --seed "$random_seed" \
+    --out "$results/random-$random_seed" --cmlbed "$cmlbed" | tr '\n' ' ') || exit 1
+fi
 
 if [[ -z $configs ]]; then
   for file in $(find configs -name '*.ini' | sort); do
@@ -134,7 +146,11 @@ for config in $configs; do
   # (an option may be given once: OVERRIDES' rounds win)
   [[ " ${overrides[*]} " == *" --experiment.rounds="* ]] || settings+=(--experiment.rounds="$rounds")
   settings+=("${overrides[@]}")
-  name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||')
+  # a row's name: its path under configs/ (a drawn config: its file name)
+  case $config in
+    configs/*) name=$(echo "${config#configs/}" | sed 's|/|_|g; s|\.ini$||') ;;
+    *) name=$(basename "$config" .ini) ;;
+  esac
   listed+=("$config:$name:$ranks")
   # A row is measured once (NAME.*) or --repeats times (NAME.rep1.* ..): one layout at a
   # time. Without --repeats or --force, a row measured with repeats before is kept so.
