@@ -10,7 +10,8 @@
 # (mpirun, 4 ranks) serves every count.
 #
 #   scripts/bench-simulate-scale.sh [OUT.json]
-#   (SIMULATE_COUNTS="1000 3000 10000 30000 100000" PLAN_COUNTS="100 1000 10000" REPEATS=3)
+#   (SIMULATE_COUNTS="1000 3000 10000 30000 100000" PLAN_COUNTS="100 1000 10000" REPEATS=3;
+#    an empty list skips that command)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-results/bench-simulate-scale.json}
@@ -39,7 +40,7 @@ measure() {
 }
 data() { echo --data.dataset=synthetic --data.synthetic_train=$((32 * $1)) --data.synthetic_test=1000; }
 : >"$work/times"
-for n in ${SIMULATE_COUNTS:-1000 3000 10000 30000 100000}; do
+for n in ${SIMULATE_COUNTS-1000 3000 10000 30000 100000}; do
   echo "== simulate, $n devices" >&2
   for rep in $(seq "$repeats"); do
     measure simulate "$n" "$rep" "$cmlbed" simulate --config "$config" --profile "$work/profile.json" \
@@ -48,7 +49,7 @@ for n in ${SIMULATE_COUNTS:-1000 3000 10000 30000 100000}; do
   ls -l "$work/sim.h5" | awk -v n="$n" '{ print "file", n, $5 }' >>"$work/times"
   grep -o "events: [0-9]* summed" "$work/simulate-$n-1.out" | awk -v n="$n" '{ print "totals", n, $2 }' >>"$work/times" || true
 done
-for n in ${PLAN_COUNTS:-100 1000 10000}; do
+for n in ${PLAN_COUNTS-100 1000 10000}; do
   echo "== plan (split and micro-batches auto), $n devices" >&2
   for rep in $(seq "$repeats"); do
     measure plan "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --devices "$n" \

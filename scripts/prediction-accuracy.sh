@@ -188,5 +188,12 @@ for config in $configs; do
     ((repeats == 1 || repeat <= repeats)) || rm -f "$results/$name.rep$repeat".*
   done
 done
-"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" \
+if [[ -n $random_count ]]; then
+  described=(--title "Prediction accuracy on $random_count random configurations (seed $random_seed)"
+             --command "scripts/prediction-accuracy.sh --random $random_count --seed $random_seed"
+             --intro "The configurations are drawn by \`scripts/random-configs.py --count $random_count --seed $random_seed\` (row random-$random_seed-K is its draw K, with the draw's method, model, device count and timed or paced devices in the file's second line); the command above draws them again into $results/random-$random_seed/, so any row can be measured again: \`scripts/prediction-accuracy.sh --random K --seed $random_seed --force\` measures the first K.")
+else
+  described=()
+fi
+"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" "${described[@]}" \
   --machine "$(nproc) cores, $(uptime | sed 's/.*load/load/')" "${listed[@]}"

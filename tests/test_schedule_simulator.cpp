@@ -364,6 +364,45 @@ TEST(SimulatedSplitFedV2, TheServerTakesOneDevicesRoundAtATimeInTheSeededOrder) 
 
 // The order is a permutation drawn from (seed, round) alone, so the runtime and the
 // simulator (and any machine) agree on it; it changes from round to round and with the seed.
+// Without transfer events (the planner's predictions) every method's rounds are the same:
+// the same compute events and round windows, and the bytes the sends carried, counted.
+TEST(SimulatedTransferEvents, LeavingThemOutChangesNothingButTheEvents) {
+  for (const std::string method : {"fl", "sl", "sfl", "pipar"}) {
+    SCOPED_TRACE(method);
+    SimulationInput input = two_devices(method, 2);
+    input.devices[0].uplink.rate_bits_per_second = 8000;  // 1 KB/s: the transfers matter
+    input.devices[1].downlink.rate_bits_per_second = 16000;
+    input.model_state_values = 100;
+    for (SimulatedDevice& device : input.devices) device.part_state_values = 50;  // models travel too
+    const std::vector<SimulatedRound> all = simulate(input);
+    input.transfer_events = false;
+    const std::vector<SimulatedRound> lean = simulate(input);
+    ASSERT_EQ(all.size(), lean.size());
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      EXPECT_EQ(lean[r].start_ns, all[r].start_ns);
+      EXPECT_EQ(lean[r].end_ns, all[r].end_ns);
+      std::int64_t up = 0, down = 0;
+      for (std::size_t rank = 0; rank < all[r].events.size(); ++rank) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> compute;
+        for (const trace::Event& e : all[r].events[rank]) {
+          if (e.kind == trace::EventKind::send) (rank == 0 ? down : up) += e.bytes;
+          if (e.lane == trace::Lane::compute) compute.emplace_back(e.t_start_ns, e.t_end_ns);
+        }
+        std::vector<std::pair<std::int64_t, std::int64_t>> kept;
+        for (const trace::Event& e : lean[r].events[rank]) {
+          EXPECT_EQ(e.lane, trace::Lane::compute);
+          kept.emplace_back(e.t_start_ns, e.t_end_ns);
+        }
+        EXPECT_EQ(kept, compute) << "rank " << rank;
+      }
+      EXPECT_GT(up, 0);
+      EXPECT_EQ(lean[r].bytes_up, up);
+      EXPECT_EQ(lean[r].bytes_down, down);
+      EXPECT_EQ(all[r].bytes_up, up);
+    }
+  }
+}
+
 TEST(DeviceServingOrder, APermutationFixedBySeedAndRound) {
   std::set<std::vector<int>> seen;
   for (int round = 0; round < 20; ++round) {

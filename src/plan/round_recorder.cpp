@@ -93,8 +93,8 @@ StageTime work_stage(double seconds, double flops, int threads) {
 }
 
 RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices,
-                             int round, std::int64_t start_ns, HostCores* host_cores)
-    : uplinks_(uplinks), downlinks_(downlinks), host_cores_(host_cores) {
+                             int round, std::int64_t start_ns, HostCores* host_cores, bool transfer_events)
+    : uplinks_(uplinks), downlinks_(downlinks), host_cores_(host_cores), transfer_events_(transfer_events) {
   result_.round = round;
   result_.start_ns = start_ns;
   result_.events.resize(static_cast<std::size_t>(devices + 1));
@@ -152,6 +152,12 @@ std::int64_t RoundRecorder::transfer(int from, int to, trace::MessageType type, 
   const bool up = from != 0;
   const int d = up ? from : to;
   const Booking booking = book((up ? uplinks_ : downlinks_)[static_cast<std::size_t>(d - 1)], bytes, now_ns);
+  (up ? result_.bytes_up : result_.bytes_down) += bytes;
+  // The receiver sees it late by its look, and by the wake-ups' waits for a core when
+  // all are busy then (HostCores::wake_latency_ns).
+  std::int64_t seen = booking.arrival_ns + booking.look_lateness_ns;
+  if (host_cores_ != nullptr) seen += host_cores_->wake_latency_ns(seen);
+  if (!transfer_events_) return seen;
   trace::Event e;
   e.round = result_.round;
   e.batch = batch;
@@ -164,10 +170,6 @@ std::int64_t RoundRecorder::transfer(int from, int to, trace::MessageType type, 
   e.t_start_ns = now_ns;
   e.t_end_ns = booking.arrival_ns;
   result_.events[static_cast<std::size_t>(from)].push_back(e);
-  // The receiver sees it late by its look, and by the wake-ups' waits for a core when
-  // all are busy then (HostCores::wake_latency_ns).
-  std::int64_t seen = booking.arrival_ns + booking.look_lateness_ns;
-  if (host_cores_ != nullptr) seen += host_cores_->wake_latency_ns(seen);
   e.kind = trace::EventKind::recv;
   e.peer = from;
   e.t_start_ns = booking.first_arrival_ns;

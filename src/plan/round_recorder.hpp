@@ -40,8 +40,9 @@ class RoundRecorder {
  public:
   // uplinks/downlinks[d - 1]: device d's links, which keep their state across rounds.
   // host_cores: the cores the ranks share (nullptr: each rank has its own).
+  // transfer_events: false records no send and recv events (SimulationInput::transfer_events).
   RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::Link>& downlinks, int devices, int round,
-                std::int64_t start_ns, HostCores* host_cores = nullptr);
+                std::int64_t start_ns, HostCores* host_cores = nullptr, bool transfer_events = true);
 
   int round() const { return result_.round; }
   std::int64_t start_ns() const { return result_.start_ns; }
@@ -54,8 +55,8 @@ class RoundRecorder {
                        int micro = -1);
 
   // A message of `bytes` payload bytes from `from` to `to` offered at now_ns, on the
-  // device's uplink or downlink: the sender's send and the receiver's recv event;
-  // returns its arrival.
+  // device's uplink or downlink: the sender's send and the receiver's recv event, and its
+  // bytes counted; returns its arrival.
   std::int64_t transfer(int from, int to, trace::MessageType type, std::int64_t bytes, std::int64_t now_ns,
                         int batch = -1, int micro = -1);
 
@@ -66,6 +67,7 @@ class RoundRecorder {
   std::vector<net::Link>& uplinks_;
   std::vector<net::Link>& downlinks_;
   HostCores* host_cores_;
+  bool transfer_events_;
   SimulatedRound result_;
   // Per rank: when its last stage of the round ended, and whether in a sleep (stretched
   // or paced past its work); the first stage of a round follows the wait between rounds.

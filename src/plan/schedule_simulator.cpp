@@ -383,7 +383,7 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const st
   for (int round = 0; round < input.rounds; ++round) {
     while (adopted < later.size() && input.later_plans[adopted].first_round <= round) ++adopted;
     const SimulationInput& now = adopted == 0 ? input : later[adopted - 1];
-    RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores);
+    RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores, input.transfer_events);
     rounds.push_back(method.local_phase ? adasplit_round(now, std::move(record))
                                         : RoundSimulation(now, std::move(record)).run());
     start = rounds.back().end_ns;

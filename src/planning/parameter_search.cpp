@@ -71,6 +71,7 @@ class PlanInputs {
 
 PlanCandidate predict(plan::SimulationInput input) {
   input.rounds = std::min(input.rounds, 2);
+  input.transfer_events = false;  // the round's bytes are counted all the same
   const std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
   const plan::SimulatedRound& round = rounds.back();
   RoundMeasures measures;
@@ -82,7 +83,7 @@ PlanCandidate predict(plan::SimulationInput input) {
   double device_idle = 0;
   for (std::size_t r = 1; r < record.idle_s.size(); ++r) device_idle += record.idle_s[r] / record.wall_s;
   candidate.device_idle = device_idle / static_cast<double>(record.idle_s.size() - 1);
-  candidate.bytes = record.bytes_up + record.bytes_down;
+  candidate.bytes = round.bytes_up + round.bytes_down;
   return candidate;
 }
 

@@ -120,6 +120,10 @@ struct SimulationInput {
   // sfl, pipar: plans adopted between rounds, by first_round ascending (empty: the
   // devices above hold for every round).
   std::vector<PlanPhase> later_plans;
+  // false: messages are booked and counted (SimulatedRound::bytes_up, bytes_down) but
+  // leave no send and recv events, half of all events: what a prediction needs (the
+  // planner), at half the memory.
+  bool transfer_events = true;
 };
 
 struct SimulatedRound {
@@ -127,6 +131,7 @@ struct SimulatedRound {
   std::int64_t start_ns = 0, end_ns = 0;
   std::vector<std::vector<trace::Event>> events;  // per rank
   std::vector<double> flops;                      // per rank
+  std::int64_t bytes_up = 0, bytes_down = 0;      // payload bytes devices -> server and back
 };
 
 // Throws std::invalid_argument for a method it cannot simulate or inconsistent input.
