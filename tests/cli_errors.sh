@@ -52,6 +52,10 @@ expect 2 "unknown option 'train.batchsize'" "${mpi[@]}" 2 "$cmlbed" run --dry-ru
 expect 2 "train.batch_size.*not an integer" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batch_size=lots
 expect 2 "train.batch_size.*out of range" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --train.batch_size=0
 expect 2 "network.uplink_rate.*50mbitt" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --network.uplink_rate=50mbitt
+# An empty value clears an option, as in an INI file: an unshaped link, no trace.
+expect 0 '' "$cmlbed" run --dry-run --ranks 2 "${synthetic[@]}" --network.uplink_rate= --device.1.uplink_trace= \
+  --network.downlink_rate=
+grep -q "unshaped" "$work/out" || { failures=$((failures + 1)); echo "FAIL: --network.uplink_rate= did not leave the link unshaped"; cat "$work/out"; }
 expect 2 "model.split = 9 is beyond" "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --model.split=9
 expect 2 "plan.replan = on_change re-plans what the planner chooses, and nothing is auto" \
   "${mpi[@]}" 2 "$cmlbed" run --dry-run "${synthetic[@]}" --plan.replan=on_change

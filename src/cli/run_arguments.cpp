@@ -1,6 +1,8 @@
 #include "run_arguments.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 #include <boost/program_options.hpp>
 
 #include "cmlbed/base/parse_integer.hpp"
@@ -86,16 +88,36 @@ int planned_ranks(const RunArguments& args, int mpi_size) {
   return *args.ranks;
 }
 
+namespace {
+
+// Boost refuses "--section.key=" (nothing after the sign), yet an empty value is how an
+// option is cleared (network.uplink_rate: unshaped; network.uplink_trace: none), as in
+// an INI file. Such a token reaches Boost with this placeholder, turned back into ""
+// once parsed.
+constexpr const char* kEmptyValue = "\x1f(empty)";
+
+std::vector<std::string> with_empty_values_marked(int argc, const char* const* argv) {
+  std::vector<std::string> tokens(argv, argv + argc);
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    if (tokens[i].size() > 3 && tokens[i].rfind("--", 0) == 0 && tokens[i].back() == '=') tokens[i] += kEmptyValue;
+  }
+  return tokens;
+}
+
+}  // namespace
+
 std::vector<RawSetting> parse_command_line(
     const std::string& command, const po::options_description& own, int argc, const char* const* argv,
     const std::function<void(const std::string& name, const std::string& value)>& take_own) {
   po::options_description all;
   all.add(own).add(config_options_description());
   po::parsed_options parsed(nullptr);
+  const std::vector<std::string> tokens = with_empty_values_marked(argc, argv);
   try {
     // Unregistered options are let through so that --device.K.key=value can be
     // checked by Config, which also reports truly unknown names with a suggestion.
-    parsed = po::command_line_parser(argc, argv)
+    // (the first token is the program's or the subcommand's name, as Boost's argc/argv form skips it)
+    parsed = po::command_line_parser(tokens.empty() ? tokens : std::vector<std::string>(tokens.begin() + 1, tokens.end()))
                  .options(all)
                  .style(po::command_line_style::default_style &
                         ~po::command_line_style::allow_guessing)
@@ -106,7 +128,8 @@ std::vector<RawSetting> parse_command_line(
   }
   std::vector<RawSetting> settings;
   for (const po::option& option : parsed.options) {
-    const std::string value = option.value.empty() ? "" : option.value.front();
+    std::string value = option.value.empty() ? "" : option.value.front();
+    if (value == kEmptyValue) value.clear();
     if (option.position_key >= 0 || option.string_key.empty()) {
       throw ConfigError(command + ": unexpected argument '" + value +
                         "'; options are written --section.key=value");
