@@ -26,8 +26,8 @@
 # COMPUTE_BUDGET (default 5TFLOP). Binary: CMLBED_BIN (default build/cmlbed); launcher:
 # MPIEXEC (default mpirun, with --oversubscribe: 6 ranks on a small machine).
 #
-# While this cmlbed refuses experiment.method = adasplit (it is not built yet: exit 2),
-# the AdaSplit runs are skipped with a message and the rest runs and is compared.
+# Should the binary refuse experiment.method = adasplit (a cmlbed older than the method:
+# exit 2), the AdaSplit runs are skipped with a message and the rest runs and is compared.
 # jobs/submit-adasplit.sh runs the same list as a Slurm array.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -5,7 +5,7 @@
 #   - jobs/submit-sweep.sh: a 4-element array (fl, pipar at 50mbit, seeds 2 and 3) and its
 #     report job, which groups each method's two seeds into one row (n = 2),
 #   - jobs/submit-adasplit.sh: the AdaSplit comparison's sfl and adasplit runs (6 ranks;
-#     the adasplit element succeeds without running while the build refuses the method)
+#     a binary that refused the method would have its adasplit element skipped, not failed)
 #     and its report job,
 # all on a tiny synthetic problem, then checks the results files, the report's outputs
 # and that the report started only after the whole array had ended (afterok).

@@ -68,7 +68,7 @@ OptionSpec drawn_per_device(OptionSpec spec) {
   spec.per_device = true;
   spec.allows_distribution = true;
   spec.help += "; per device also uniform(LOW,HIGH) or lognormal(MEDIAN,SIGMA), drawn per device "
-               "from experiment.seed (README, Per-device settings)";
+               "from experiment.seed (docs/how-to/heterogeneous-devices.md)";
   return spec;
 }
 

@@ -3,8 +3,7 @@
 // applied), partitions it and hands each device its own samples; then it keeps the
 // test set, the training labels and the partition, never the training images. A
 // device keeps its samples only, so that a rank's memory does not grow with the data
-// set and the data set is decompressed once per run, not once per rank
-// (README, "Scale").
+// set and the data set is decompressed once per run, not once per rank.
 #include <cstdint>
 #include <vector>
 

@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_round_trip(config);
     cmlbed::validate_config(config, ranks, /*check_output=*/false);
   } catch (const cmlbed::ConfigError& e) {
-    // The CLI prints it as one line (README: "Command line").
+    // The CLI prints it as one line (docs/reference/commands.md).
     if (std::string_view(e.what()).find_first_of("\r\n") != std::string_view::npos) {
       std::fprintf(stderr, "configuration error on more than one line: %s\n", e.what());
       std::abort();
