@@ -134,12 +134,22 @@ def test_adasplit_claims():
     assert v["higher accuracy than SL"]["verdict"] == rr.NOT_TESTABLE
     assert "no SL run" in v["higher accuracy than SL"]["reason"]
     near["personalised"]["sfl"] = True
-    assert verdicts({"adasplit": near})["higher accuracy than SplitFed"]["verdict"] == rr.CONFIRMED
+    confirmed = verdicts({"adasplit": near})["higher accuracy than SplitFed"]
+    assert confirmed["verdict"] == rr.CONFIRMED and "personalised SplitFed" in confirmed["reason"]
     near["accuracy"]["sfl"] = SAME
     assert verdicts({"adasplit": near})["higher accuracy than SplitFed"]["verdict"] == rr.NOT_CONFIRMED
     near["bytes"]["sfl"] = ratio([0.0044, 0.0044], [0.00066, 0.00066])  # 6.67x
     v = verdicts({"adasplit": near})["8.13x fewer bytes than SplitFed"]
     assert v["verdict"] == rr.NOT_CONFIRMED and "misses 8.13x" in v["reason"]
+
+
+def test_adasplit_accuracy_is_judged_against_the_personalised_baseline_where_it_ran():
+    plain, personalised = {"personalised": False}, {"personalised": True}
+    assert rr.accuracy_baseline({"sfl": plain, "sfl-personalised": personalised}, "sfl") == "sfl-personalised"
+    assert rr.accuracy_baseline({"sfl": plain}, "sfl") == "sfl"
+    assert rr.accuracy_baseline({"sfl": plain, "sfl-personalised": plain}, "sfl") == "sfl"
+    assert rr.accuracy_baseline({"sl-personalised": personalised}, "sl") == "sl-personalised"
+    assert rr.accuracy_baseline({}, "sl") is None
 
 
 def test_the_simulator_band_is_read_from_prediction_accuracy(tmp_path):
