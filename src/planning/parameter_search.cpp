@@ -88,7 +88,7 @@ PlanCandidate predict(plan::SimulationInput input) {
 }
 
 // predict() of every plan, on as many threads as the machine has cores (the plans are
-// independent simulations); in the plans' order, labelled with device 1's choice.
+// independent simulations); in the plans' order, unlabelled (the caller knows each one's pair).
 std::vector<PlanCandidate> predict_all(PlanInputs& inputs, const std::vector<std::vector<DeviceChoice>>& plans) {
   std::vector<PlanCandidate> predicted(plans.size());
   const std::size_t threads =
@@ -98,8 +98,6 @@ std::vector<PlanCandidate> predict_all(PlanInputs& inputs, const std::vector<std
     try {
       for (std::size_t i = first; i < plans.size(); i += threads) {
         predicted[i] = predict(inputs.of(plans[i]));
-        predicted[i].split = plans[i].front().split;
-        predicted[i].micro_batches = plans[i].front().micro_batches;
       }
     } catch (...) {
       errors[first] = std::current_exception();
