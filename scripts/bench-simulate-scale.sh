@@ -2,7 +2,8 @@
 # How `cmlbed simulate` and `cmlbed plan` grow with the device count: one round of
 # configs/quickstart/pipar.ini for 1,000 to 100,000 devices (simulate) and `auto` planned for
 # 100 to 10,000 devices (plan), each REPEATS times (default 3); prints the median wall time
-# and peak resident memory (GNU time's %e and %M) per count and writes JSON.
+# and peak resident memory (GNU time's %e and %M) per count and writes JSON (for plan, also
+# how many candidates it simulated and how many their bound skipped).
 # The devices' data: a synthetic set of 32 samples (one mini-batch) per device with
 # Fashion-MNIST's shape; the run stops on a device with less than one mini-batch, and so
 # does the simulator. Every device trains train.local_iterations = 10 mini-batches whatever
@@ -56,6 +57,7 @@ for n in ${PLAN_COUNTS-100 1000 10000}; do
       --model.split=auto --pipar.micro_batches=auto $(data "$n")
   done
   grep -h "^chosen:" "$work/plan-$n-1.out" | sed "s/^/plan $n /" >>"$work/chosen" || true
+  grep -h " simulations; " "$work/plan-$n-1.out" | awk -v n="$n" '{ print "searched", n, $1, $3 }' >>"$work/times" || true
 done
 python=python3
 "$python" -c "import json" 2>/dev/null || python=/usr/bin/python3
@@ -63,17 +65,19 @@ mkdir -p "$(dirname "$out")"
 "$python" - "$work" "$out" "$(uptime)" "$("$cmlbed" --version 2>/dev/null | head -1)" <<'PY'
 import json, statistics, sys
 work, out, load, version = sys.argv[1:5]
-runs, files, totals = {}, {}, {}
+runs, files, totals, searched = {}, {}, {}, {}
 for line in open(f"{work}/times"):
     fields = line.split()
     if fields[0] == "file":
         files[int(fields[1])] = int(fields[2])
     elif fields[0] == "totals":
         totals[int(fields[1])] = int(fields[2])
+    elif fields[0] == "searched":
+        searched[int(fields[1])] = (int(fields[2]), int(fields[3]))
     else:
         runs.setdefault((fields[0], int(fields[1])), []).append((float(fields[3]), int(fields[4])))
 rows = []
-print("command   devices  median s   median peak MiB  file MiB  events kept")
+print("command   devices  median s   median peak MiB  file MiB  events kept / candidates")
 for (kind, n), tries in runs.items():
     seconds = statistics.median(t[0] for t in tries)
     mib = statistics.median(t[1] for t in tries) / 1024
@@ -82,9 +86,12 @@ for (kind, n), tries in runs.items():
     if kind == "simulate":
         row["file_mib"] = files[n] / 2**20
         row["events"] = "totals" if n in totals else "all"
+    if kind == "plan" and n in searched:
+        row["simulations"], row["skipped"] = searched[n]
     rows.append(row)
     print("%-8s %8d %9.2f %17.0f %9s  %s" % (kind, n, seconds, mib,
-          "%.1f" % row["file_mib"] if "file_mib" in row else "-", row.get("events", "-")))
+          "%.1f" % row["file_mib"] if "file_mib" in row else "-",
+          row.get("events", "%d simulated, %d skipped" % searched[n] if kind == "plan" and n in searched else "-")))
 json.dump({"benchmark": "simulate-scale", "cmlbed": version, "load": load.strip(), "rows": rows},
           open(out, "w"), indent=1)
 print("(JSON: %s; %s)" % (out, load.strip()))

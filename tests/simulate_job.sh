@@ -101,16 +101,20 @@ work = sys.argv[1]
 bad = []
 with h5py.File(f"{work}/auto.h5", "r") as f:
     plan = f["plan"]
-    best = int(np.argmin(plan["round_s"][:]))
+    rounds, bounds = plan["round_s"][:], plan["round_bound_s"][:]
+    best = int(np.nanargmin(rounds))  # NaN: not simulated, its bound above the best round
     split, m = int(plan.attrs["chosen_split"]), int(plan.attrs["chosen_micro_batches"])
     if (split, m) != (int(plan["split"][best]), int(plan["micro_batches"][best])):
         bad.append(f"chosen ({split}, {m}) is not the table's fastest")
+    skipped = np.isnan(rounds)
+    if np.any(bounds[skipped] <= rounds[best]) or np.any(bounds[~skipped] > rounds[~skipped] * (1 + 1e-9)):
+        bad.append("a bound below the best round was skipped, or a bound exceeds its simulated round")
     config = f.attrs["config"]
     if f"split = {split}\n" not in config or f"micro_batches = {m}\n" not in config or " = auto\n" in config:
         bad.append("the stored configuration does not hold the chosen values")
     wall = f["rounds"]["wall_s"][-1]
     predicted = plan.attrs["predicted_round_s"]
-    print(f"auto: split {split}, {m} micro-batches of {len(plan['round_s'])} candidates; "
+    print(f"auto: split {split}, {m} micro-batches of {len(rounds)} candidates ({int(skipped.sum())} skipped); "
           f"predicted round {predicted:.3f} s, measured {wall:.3f} s ({wall / predicted - 1:+.1%})")
     if abs(wall / predicted - 1) > 0.35:
         bad.append(f"measured round {wall:.3f} s vs predicted {predicted:.3f} s")

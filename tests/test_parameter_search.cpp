@@ -64,7 +64,80 @@ TEST(ParameterSearch, AlikeDevicesShareTheBestUniformPair) {
   EXPECT_EQ(result.passes, 0);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c, (DeviceChoice{best.split, best.micro_batches}));
   EXPECT_DOUBLE_EQ(result.chosen.round_s, best.round_s);
-  for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.round_s, best.round_s);
+  for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.simulated() ? c.round_s : c.bound_s, best.round_s);
+}
+
+// `settings` with each of `changes` in place of the setting of its key (appended where
+// there is none; an empty value removes it).
+std::vector<RawSetting> overridden(std::vector<RawSetting> settings, const std::vector<RawSetting>& changes) {
+  for (const RawSetting& change : changes) {
+    const auto same = std::find_if(settings.begin(), settings.end(),
+                                   [&](const RawSetting& s) { return s.name == change.name; });
+    if (same != settings.end()) settings.erase(same);
+    if (!change.value.empty()) settings.push_back(change);
+  }
+  return settings;
+}
+
+// Skipping candidates by their lower bound (plan/round_bound.hpp) chooses what simulating
+// every candidate chooses, with the same predictions, on configurations bound by the
+// devices, by the server (fast devices, fast links: there the bound skips), by the links,
+// with devices that differ (step 2 skips too), with server streams, sfl and sfl2, and
+// timed devices on shared cores; and no simulated round is shorter than its bound.
+TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses) {
+  struct Case {
+    const char* name;
+    std::vector<RawSetting> extra;
+    std::size_t devices = 3;
+  };
+  const std::vector<Case> cases = {
+      {"slow devices", {}},
+      {"server-bound",
+       {{"devices.flops", "20gflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
+        {"network.downlink_rate", "1gbit", "test"}},
+       12},
+      {"thin links", {{"network.uplink_rate", "200kbit", "test"}, {"network.downlink_rate", "400kbit", "test"}}},
+      {"devices differ",
+       {{"device.3.uplink_rate", "250kbit", "test"}, {"device.2.flops", "2gflop/s", "test"}}},
+      {"server streams",
+       {{"devices.flops", "20gflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
+        {"train.server_streams", "2", "test"}},
+       6},
+      {"sfl", {{"experiment.method", "sfl", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
+      {"sfl2", {{"experiment.method", "sfl2", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
+      {"timed devices on 2 cores",
+       {{"devices.flops", "", "test"}, {"devices.slowdown", "3", "test"}, {"plan.host_cores", "2", "test"}}},
+  };
+  std::size_t skipped = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Config config = Config::resolve(overridden(base_settings(), c.extra), {});
+    const PlanSpec spec = plan_spec(config, static_cast<int>(c.devices));
+    const std::vector<std::size_t> samples(c.devices, 300);
+    const PlanResult every =
+        search_plan(spec, server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
+    const PlanResult some = search_plan(spec, server_profile(config), samples);
+    EXPECT_EQ(every.skipped, 0U);
+    EXPECT_EQ(some.best, every.best);
+    EXPECT_EQ(some.choices, every.choices);
+    EXPECT_DOUBLE_EQ(some.chosen.round_s, every.chosen.round_s);
+    EXPECT_EQ(some.simulations + some.skipped, every.simulations);
+    for (std::size_t i = 0; i < every.candidates.size(); ++i) {
+      const PlanCandidate& all = every.candidates[i];
+      EXPECT_LE(all.bound_s, all.round_s) << "split " << all.split << ", m = " << all.micro_batches;
+      EXPECT_GT(all.bound_s, 0.0);
+      const PlanCandidate& one = some.candidates[i];
+      EXPECT_DOUBLE_EQ(one.bound_s, all.bound_s);
+      if (one.simulated()) {
+        EXPECT_DOUBLE_EQ(one.round_s, all.round_s);
+      } else {
+        EXPECT_GT(one.bound_s, some.candidates[some.best].round_s);
+      }
+    }
+    if (std::string(c.name) == "server-bound") EXPECT_GT(some.skipped, every.candidates.size() / 2);
+    skipped += some.skipped;
+  }
+  EXPECT_GT(skipped, 0U);
 }
 
 TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {

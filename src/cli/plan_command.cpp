@@ -20,6 +20,11 @@ namespace {
 
 std::string row(const planning::PlanCandidate& c, const char* mark) {
   char text[160];
+  if (!c.simulated()) {
+    std::snprintf(text, sizeof text, "%5zu %5d    >= %-8.4g not simulated: its bound exceeds the best round", c.split,
+                  c.micro_batches, c.bound_s);
+    return text;
+  }
   std::snprintf(text, sizeof text, "%5zu %5d %12.4f %14.1f %14.1f %12.3f %s", c.split, c.micro_batches, c.round_s,
                 c.server_idle * 100, c.device_idle * 100, static_cast<double>(c.bytes) / 1e6, mark);
   return text;
@@ -58,7 +63,9 @@ int plan_command(int argc, char** argv) {
               << best.round_s << " s\n"
               << "the PiPar authors' closed form at split " << best.split << ": " << result.closed_form_micro_batches
               << " micro-batches, predicted round " << result.closed_form.round_s << " s ("
-              << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)\n";
+              << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)\n"
+              << result.simulations << " simulations; " << result.skipped
+              << " candidates skipped, their lower bound above the best round (docs/explanation/simulator.md)\n";
     if (result.passes > 0) {
       std::cout << "devices differ (" << result.device_classes << " classes of alike devices): refined class by class in "
                 << result.passes << " pass(es), "

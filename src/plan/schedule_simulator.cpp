@@ -1,5 +1,6 @@
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/plan/round_bound.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,7 @@ class RoundSimulation {
     const int round = record_.round();
     aggregates_ = aggregates_after(input, round);
     state_.resize(static_cast<std::size_t>(devices_));
-    const int streams = method_.server_replicas ? std::max(1, std::min(input.server_streams, devices_)) : 1;
+    const int streams = server_stream_count(input);
     stream_free_ns_.assign(static_cast<std::size_t>(streams), 0);
     arrived_.resize(static_cast<std::size_t>(streams));
     one_receive_per_device_ = streams == 1;

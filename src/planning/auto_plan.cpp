@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
@@ -151,7 +152,8 @@ std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<
     table.round_s.push_back(c.round_s);
     table.server_idle.push_back(c.server_idle);
     table.device_idle.push_back(c.device_idle);
-    table.bytes.push_back(static_cast<double>(c.bytes));
+    table.bytes.push_back(c.simulated() ? static_cast<double>(c.bytes) : std::numeric_limits<double>::quiet_NaN());
+    table.round_bound_s.push_back(c.bound_s);
   }
   table.chosen_split = static_cast<int>(best.split);
   table.chosen_micro_batches = best.micro_batches;
@@ -169,7 +171,8 @@ std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<
               << " micro-batch"
               << (c.micro_batches == 1 ? "" : "es") << ", predicted round " << result.chosen.round_s << " s\n";
   }
-  std::cout << "plan: " << result.simulations << " simulations (" << result.candidates.size() << " uniform"
+  std::cout << "plan: " << result.simulations << " simulations, " << result.skipped << " skipped by their bound ("
+            << result.candidates.size() << " uniform"
             << (result.passes ? ", then " + std::to_string(result.passes) + " pass(es) over " +
                                     std::to_string(result.device_classes) + " classes of alike devices"
                               : std::string())

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/link.hpp"
+#include "cmlbed/plan/round_bound.hpp"
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/round_report.hpp"
@@ -42,6 +44,17 @@ class PlanInputs {
       input.devices[d].micro_batches = choices[d].micro_batches;
     }
     return input;
+  }
+
+  // plan::round_lower_bound_s of the plan `choices`, without building its input.
+  double bound(const std::vector<DeviceChoice>& choices) {
+    std::vector<plan::DeviceRoundWork> work;
+    work.reserve(choices.size());
+    for (std::size_t d = 0; d < choices.size(); ++d) {
+      work.push_back(plan::device_round_work(at(choices[d].split).devices[d], spec_.training.batch_size,
+                                             choices[d].micro_batches));
+    }
+    return plan::round_lower_bound_s(work, plan::server_stream_count(at(choices.front().split)));
   }
 
  private:
@@ -195,7 +208,8 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 }
 
 PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
-                       const std::vector<DeviceFreedom>& given_freedom, std::optional<std::int64_t> links_held_at_ns) {
+                       const std::vector<DeviceFreedom>& given_freedom, std::optional<std::int64_t> links_held_at_ns,
+                       Search search) {
   const MethodTraits& method = spec.traits();
   if (!method.plannable) {
     throw ConfigError("plan: experiment.method = " + method.name + " has no split point or micro-batches to choose (" +
@@ -245,16 +259,55 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
   for (const std::size_t split : splits) {
     for (const int m : counts) grid.push_back(uniform(split, m));
   }
-  result.candidates = predict_all(inputs, grid);
-  result.simulations += grid.size();
+  const bool skip = search == Search::skip_by_bound;
+  constexpr double kNotSimulated = std::numeric_limits<double>::quiet_NaN();
+  result.candidates.resize(grid.size());
+  std::vector<std::size_t> by_bound(grid.size());
   for (std::size_t i = 0; i < grid.size(); ++i) {  // the grid's pair, where device 1's own is kept
-    result.candidates[i].split = splits[i / counts.size()];
-    result.candidates[i].micro_batches = counts[i % counts.size()];
+    PlanCandidate& c = result.candidates[i];
+    c.split = splits[i / counts.size()];
+    c.micro_batches = counts[i % counts.size()];
+    c.bound_s = inputs.bound(grid[i]);
+    c.round_s = c.server_idle = c.device_idle = kNotSimulated;
+    c.bytes = -1;
+    by_bound[i] = i;
   }
-  result.best = static_cast<std::size_t>(
-      std::min_element(result.candidates.begin(), result.candidates.end(),
-                       [](const PlanCandidate& a, const PlanCandidate& b) { return a.round_s < b.round_s; }) -
-      result.candidates.begin());
+  std::stable_sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
+    return result.candidates[a].bound_s < result.candidates[b].bound_s;
+  });
+  // Simulated a core's worth at a time, lowest bounds first, until the next bound exceeds
+  // the best round: that candidate and all after it are slower than the best.
+  const std::size_t at_once = std::max(1u, std::thread::hardware_concurrency());
+  double best_round_s = std::numeric_limits<double>::infinity();
+  for (std::size_t next = 0; next < by_bound.size();) {
+    std::vector<std::size_t> picked;
+    while (picked.size() < at_once && next < by_bound.size() &&
+           !(skip && result.candidates[by_bound[next]].bound_s > best_round_s)) {
+      picked.push_back(by_bound[next++]);
+    }
+    if (picked.empty()) break;
+    std::vector<std::vector<DeviceChoice>> plans;
+    for (const std::size_t i : picked) plans.push_back(grid[i]);
+    const std::vector<PlanCandidate> predicted = predict_all(inputs, plans);
+    for (std::size_t k = 0; k < picked.size(); ++k) {
+      PlanCandidate& c = result.candidates[picked[k]];
+      const PlanCandidate labelled{c.split, c.micro_batches, predicted[k].round_s, predicted[k].server_idle,
+                                   predicted[k].device_idle, predicted[k].bytes, c.bound_s};
+      c = labelled;
+      best_round_s = std::min(best_round_s, c.round_s);
+    }
+    result.simulations += picked.size();
+  }
+  result.skipped = grid.size() - result.simulations;
+  // The first of the fastest, in grid order (as if every candidate had been simulated:
+  // one not simulated is slower than the best).
+  result.best = grid.size();
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const PlanCandidate& c = result.candidates[i];
+    if (c.simulated() && (result.best == grid.size() || c.round_s < result.candidates[result.best].round_s)) {
+      result.best = i;
+    }
+  }
   const PlanCandidate& best = result.candidates[result.best];
   result.choices = uniform(best.split, best.micro_batches);
   result.chosen = best;  // already simulated; labelled, like every plan, with device 1's choice
@@ -278,6 +331,11 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
           for (const int m : f.micro_batches ? std::vector<int>{*f.micro_batches} : all_counts) {
             for (const std::size_t d : members) trial[d] = {split, m};
             if (trial[members.front()] == result.choices[members.front()]) continue;
+            // Taken only if faster by 0.1%: never, when its bound says otherwise.
+            if (skip && inputs.bound(trial) >= result.chosen.round_s * (1 - 1e-3)) {
+              ++result.skipped;
+              continue;
+            }
             const PlanCandidate candidate = predict_plan(trial);
             if (candidate.round_s < result.chosen.round_s * (1 - 1e-3)) {
               for (const std::size_t d : members) result.choices[d] = trial[d];

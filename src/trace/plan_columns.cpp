@@ -13,6 +13,7 @@ const std::vector<PlanColumn>& plan_columns() {
       {"server_idle", &P::server_idle},
       {"device_idle", &P::device_idle},
       {"bytes", &P::bytes},
+      {"round_bound_s", &P::round_bound_s},
       {"device_split", &P::device_split},
       {"device_micro_batches", &P::device_micro_batches},
   };

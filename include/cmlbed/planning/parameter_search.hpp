@@ -32,10 +32,12 @@ using train::DeviceChoice;
 struct PlanCandidate {
   std::size_t split = 0;
   int micro_batches = 1;
-  double round_s = 0;       // predicted wall time of a round (see search_plan)
-  double server_idle = 0;   // fraction of it
-  double device_idle = 0;   // mean over devices
-  std::int64_t bytes = 0;   // up + down in the round
+  double round_s = 0;       // predicted wall time of a round (see search_plan); NaN: not simulated
+  double server_idle = 0;   // fraction of it (NaN: not simulated)
+  double device_idle = 0;   // mean over devices (NaN: not simulated)
+  std::int64_t bytes = 0;   // up + down in the round (-1: not simulated)
+  double bound_s = 0;       // a lower bound of round_s (plan::round_lower_bound_s)
+  bool simulated() const { return bytes >= 0; }
 };
 
 // What the planner may choose for one device: nullopt = choose it, a value = keep it.
@@ -52,6 +54,7 @@ struct PlanResult {
   int passes = 0;                         // step 2's passes (0: devices alike, not refined)
   std::size_t device_classes = 0;         // classes of alike devices (0: one server part, no step 2)
   std::size_t simulations = 0;            // candidates simulated in all
+  std::size_t skipped = 0;                // candidates not simulated: their bound exceeded the best round
   int closed_form_micro_batches = 1;      // the authors' N at the best uniform split
   PlanCandidate closed_form;              // our prediction for (best uniform split, that N)
 };
@@ -72,9 +75,14 @@ std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smalles
 // `links_held_at_ns`, when given, plans for every link's rate at that time since the links
 // started, held from then on (net::held_at; plan.replan), instead of simulating the rate
 // traces from the start.
+// Candidates are simulated in the order of their lower bounds (plan/round_bound.hpp); one
+// whose bound exceeds the best round simulated so far cannot be chosen and is skipped
+// (Search::every_candidate simulates them all: the same choice, every row predicted).
+enum class Search { skip_by_bound, every_candidate };
 PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,
                        const std::vector<DeviceFreedom>& freedom = {},
-                       std::optional<std::int64_t> links_held_at_ns = std::nullopt);
+                       std::optional<std::int64_t> links_held_at_ns = std::nullopt,
+                       Search search = Search::skip_by_bound);
 
 // The prediction of one plan (per device, index d-1), as search_plan makes it.
 PlanCandidate predict_plan(const PlanSpec& spec, const plan::Profile& profile, const std::vector<std::size_t>& samples,

@@ -128,7 +128,9 @@ class ResultsFile {
   // candidate table as float64 datasets of one entry per candidate, the choice and its
   // predicted round time as attributes, and the profile it planned from (JSON text).
   struct PlanTable {
-    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes;  // uniform candidates
+    // Uniform candidates; one not simulated (its bound exceeded the best round) has NaN
+    // round_s, server_idle, device_idle and bytes.
+    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes, round_bound_s;
     int chosen_split = 0, chosen_micro_batches = 0;  // the best uniform pair
     double uniform_round_s = 0;                      // its prediction
     std::vector<double> device_split, device_micro_batches;  // the plan, per device (index d-1)
