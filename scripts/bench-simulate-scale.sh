@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # How `cmlbed simulate` and `cmlbed plan` grow with the device count: one round of
 # configs/quickstart/pipar.ini for 1,000 to 100,000 devices (simulate) and `auto` planned for
-# 100 to 10,000 devices (plan), each REPEATS times (default 3); prints the median wall time
-# and peak resident memory (GNU time's %e and %M) per count and writes JSON (for plan, also
-# how many candidates it simulated and how many their bound skipped).
+# 100 to 10,000 devices (plan; with --every-candidate for 100 and 1,000), each REPEATS times
+# (default 3); prints the median wall time and peak resident memory (GNU time's %e and %M)
+# per count and writes JSON (for plan, also how many candidates it simulated and how many
+# their bound skipped, and what --every-candidate costs against it).
 # The devices' data: a synthetic set of 32 samples (one mini-batch) per device with
 # Fashion-MNIST's shape; the run stops on a device with less than one mini-batch, and so
 # does the simulator. Every device trains train.local_iterations = 10 mini-batches whatever
@@ -11,7 +12,8 @@
 # (mpirun, 4 ranks) serves every count.
 #
 #   scripts/bench-simulate-scale.sh [OUT.json]
-#   (SIMULATE_COUNTS="1000 3000 10000 30000 100000" PLAN_COUNTS="100 1000 10000" REPEATS=3;
+#   (SIMULATE_COUNTS="1000 3000 10000 30000 100000" PLAN_COUNTS="100 1000 10000"
+#    PLAN_EVERY_COUNTS="100 1000" REPEATS=3;
 #    an empty list skips that command)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,6 +61,16 @@ for n in ${PLAN_COUNTS-100 1000 10000}; do
   grep -h "^chosen:" "$work/plan-$n-1.out" | sed "s/^/plan $n /" >>"$work/chosen" || true
   grep -h " simulations; " "$work/plan-$n-1.out" | awk -v n="$n" '{ print "searched", n, $1, $3 }' >>"$work/times" || true
 done
+# The same plans with every candidate simulated (--every-candidate): what skipping by the
+# bound saves, and that it chooses the same.
+for n in ${PLAN_EVERY_COUNTS-100 1000}; do
+  echo "== plan --every-candidate, $n devices" >&2
+  for rep in $(seq "$repeats"); do
+    measure plan-every "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --devices "$n" \
+      --model.split=auto --pipar.micro_batches=auto --every-candidate $(data "$n")
+  done
+  grep -h "^chosen:" "$work/plan-every-$n-1.out" | sed "s/^/plan --every-candidate $n /" >>"$work/chosen" || true
+done
 python=python3
 "$python" -c "import json" 2>/dev/null || python=/usr/bin/python3
 mkdir -p "$(dirname "$out")"
@@ -92,7 +104,13 @@ for (kind, n), tries in runs.items():
     print("%-8s %8d %9.2f %17.0f %9s  %s" % (kind, n, seconds, mib,
           "%.1f" % row["file_mib"] if "file_mib" in row else "-",
           row.get("events", "%d simulated, %d skipped" % searched[n] if kind == "plan" and n in searched else "-")))
-json.dump({"benchmark": "simulate-scale", "cmlbed": version, "load": load.strip(), "rows": rows},
+medians = {(r["command"], r["devices"]): r["median_s"] for r in rows}
+every_over_skipping = {n: medians[("plan-every", n)] / s for (kind, n), s in medians.items()
+                       if kind == "plan" and ("plan-every", n) in medians}
+for n, ratio in every_over_skipping.items():
+    print("plan, %d devices: --every-candidate takes %.2fx the time" % (n, ratio))
+json.dump({"benchmark": "simulate-scale", "cmlbed": version, "load": load.strip(), "rows": rows,
+           "plan_every_candidate_over_skipping": every_over_skipping},
           open(out, "w"), indent=1)
 print("(JSON: %s; %s)" % (out, load.strip()))
 PY

@@ -93,6 +93,13 @@ grep -q "^plan: device 2: split [0-9]*, [0-9]* micro-batch" "$work/auto.out" || 
 "$cmlbed" plan "${settings[@]}" --experiment.method=pipar --devices 2 --profile "$work/profile.json" \
   >"$work/plan.out" 2>&1 || { cat "$work/plan.out"; fail "plan failed"; }
 grep -q "<- chosen" "$work/plan.out" && grep -q "closed form" "$work/plan.out" || { cat "$work/plan.out"; fail "plan: no choice"; }
+# --every-candidate: every row predicted, the same choice and prediction.
+"$cmlbed" plan "${settings[@]}" --experiment.method=pipar --devices 2 --profile "$work/profile.json" --every-candidate \
+  >"$work/plan-every.out" 2>&1 || { cat "$work/plan-every.out"; fail "plan --every-candidate failed"; }
+grep -q "not simulated" "$work/plan-every.out" && fail "plan --every-candidate skipped a candidate"
+grep -q " 0 candidates skipped" "$work/plan-every.out" || { cat "$work/plan-every.out"; fail "plan --every-candidate: skips?"; }
+[[ $(grep "^chosen:" "$work/plan.out") == $(grep "^chosen:" "$work/plan-every.out") ]] ||
+  fail "plan --every-candidate chose otherwise: $(grep -h "^chosen:" "$work/plan.out" "$work/plan-every.out")"
 "$python" - "$work" <<'PY' || failures=$((failures + 1))
 import sys
 import h5py

@@ -37,7 +37,8 @@ int plan_command(int argc, char** argv) {
   return report_errors([&] {
     SimulateArguments args = parse_simulate_arguments("plan", argc, argv);
     if (args.help) {
-      std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--section.key=value ...]\n"
+      std::cout << "Usage: cmlbed plan --config FILE [--profile PROFILE.json] [--devices N] [--every-candidate]\n"
+                   "                   [--section.key=value ...]\n"
                    "Predicts every split point P and micro-batch count m of a run of "
                 << method_list(&MethodTraits::plannable, "or")
                 << " with the\n"
@@ -51,7 +52,8 @@ int plan_command(int argc, char** argv) {
     const plan::Profile profile = simulation_profile(config, args, "plan");
     const planning::PlanSpec spec = planning::plan_spec(config, *args.devices);
     const planning::PlanResult result = planning::search_plan(
-        spec, profile, planning::device_sample_counts(config, *args.devices), {}, planning::first_plan_links_held_at(spec));
+        spec, profile, planning::device_sample_counts(config, *args.devices), {}, planning::first_plan_links_held_at(spec),
+        args.every_candidate ? planning::Search::every_candidate : planning::Search::skip_by_bound);
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
               << *args.devices << " devices (round time: the simulated second round)\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";

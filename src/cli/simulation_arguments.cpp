@@ -47,6 +47,11 @@ po::options_description simulate_options(const std::string& command) {
     own.add_options()("events", po::value<std::string>()->value_name("all|totals|auto"),
                       events_help.c_str());
   }
+  if (command == "plan") {
+    own.add_options()("every-candidate",
+                      "simulate every candidate, also those whose lower bound exceeds the best round (the same "
+                      "choice, slower; every row of the table predicted)");
+  }
   return own;
 }
 
@@ -57,6 +62,7 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
                                        if (name == "help") args.help = true;
                                        if (name == "config") args.config_file = value;
                                        if (name == "profile") args.profile_file = value;
+                                       if (name == "every-candidate") args.every_candidate = true;
                                        if (name == "events") {
                                          if (value != "all" && value != "totals" && value != "auto") {
                                            throw ConfigError(command + ": --events " + value +

@@ -24,6 +24,7 @@ struct SimulateArguments {
   std::string profile_file;
   std::optional<int> devices;  // --devices N, else the config's '# ranks: R' header, R-1
   std::string events = "auto";  // simulate --events: all, totals or auto (kMostEventsKept)
+  bool every_candidate = false;  // plan --every-candidate: no candidate skipped by its bound
   bool help = false;
   std::vector<RawSetting> settings;
   // The command line as given when it or the file asks for `auto` (settings then holds
