@@ -189,6 +189,58 @@ std::vector<std::vector<std::size_t>> device_classes(const PlanSpec& spec, const
   return classes;
 }
 
+// Step 1: `candidates` (labelled, one per plan of `grid`) get their bounds and are
+// simulated a core's worth at a time, lowest bound first, until the next bound exceeds the
+// best round (`skip`: that one and all after it are slower than the best) or none is left.
+// One not simulated keeps NaN predictions and bytes -1. Returns how many were simulated.
+std::size_t predict_lowest_bounds_first(PlanInputs& inputs, const std::vector<std::vector<DeviceChoice>>& grid,
+                                        std::vector<PlanCandidate>& candidates, bool skip) {
+  constexpr double kNotSimulated = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::size_t> by_bound(grid.size());
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    PlanCandidate& c = candidates[i];
+    c.bound_s = inputs.bound(grid[i]);
+    c.round_s = c.server_idle = c.device_idle = kNotSimulated;
+    c.bytes = -1;
+    by_bound[i] = i;
+  }
+  std::stable_sort(by_bound.begin(), by_bound.end(),
+                   [&](std::size_t a, std::size_t b) { return candidates[a].bound_s < candidates[b].bound_s; });
+  const std::size_t at_once = std::max(1u, std::thread::hardware_concurrency());
+  double best_round_s = std::numeric_limits<double>::infinity();
+  std::size_t next = 0;
+  while (next < by_bound.size()) {
+    std::vector<std::size_t> picked;
+    while (picked.size() < at_once && next < by_bound.size() &&
+           !(skip && candidates[by_bound[next]].bound_s > best_round_s)) {
+      picked.push_back(by_bound[next++]);
+    }
+    if (picked.empty()) break;
+    std::vector<std::vector<DeviceChoice>> plans;
+    for (const std::size_t i : picked) plans.push_back(grid[i]);
+    const std::vector<PlanCandidate> predicted = predict_all(inputs, plans);
+    for (std::size_t k = 0; k < picked.size(); ++k) {
+      PlanCandidate& c = candidates[picked[k]];
+      const PlanCandidate labelled{c.split, c.micro_batches, predicted[k].round_s, predicted[k].server_idle,
+                                   predicted[k].device_idle, predicted[k].bytes, c.bound_s};
+      c = labelled;
+      best_round_s = std::min(best_round_s, c.round_s);
+    }
+  }
+  return next;  // every candidate taken was simulated
+}
+
+// The first of the fastest simulated candidates, in their order: the choice simulating
+// every candidate would make, since one not simulated is slower than the best.
+std::size_t first_fastest(const std::vector<PlanCandidate>& candidates) {
+  std::size_t best = candidates.size();
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const PlanCandidate& c = candidates[i];
+    if (c.simulated() && (best == candidates.size() || c.round_s < candidates[best].round_s)) best = i;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smallest) {
@@ -260,54 +312,14 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
     for (const int m : counts) grid.push_back(uniform(split, m));
   }
   const bool skip = search == Search::skip_by_bound;
-  constexpr double kNotSimulated = std::numeric_limits<double>::quiet_NaN();
   result.candidates.resize(grid.size());
-  std::vector<std::size_t> by_bound(grid.size());
   for (std::size_t i = 0; i < grid.size(); ++i) {  // the grid's pair, where device 1's own is kept
-    PlanCandidate& c = result.candidates[i];
-    c.split = splits[i / counts.size()];
-    c.micro_batches = counts[i % counts.size()];
-    c.bound_s = inputs.bound(grid[i]);
-    c.round_s = c.server_idle = c.device_idle = kNotSimulated;
-    c.bytes = -1;
-    by_bound[i] = i;
+    result.candidates[i].split = splits[i / counts.size()];
+    result.candidates[i].micro_batches = counts[i % counts.size()];
   }
-  std::stable_sort(by_bound.begin(), by_bound.end(), [&](std::size_t a, std::size_t b) {
-    return result.candidates[a].bound_s < result.candidates[b].bound_s;
-  });
-  // Simulated a core's worth at a time, lowest bounds first, until the next bound exceeds
-  // the best round: that candidate and all after it are slower than the best.
-  const std::size_t at_once = std::max(1u, std::thread::hardware_concurrency());
-  double best_round_s = std::numeric_limits<double>::infinity();
-  for (std::size_t next = 0; next < by_bound.size();) {
-    std::vector<std::size_t> picked;
-    while (picked.size() < at_once && next < by_bound.size() &&
-           !(skip && result.candidates[by_bound[next]].bound_s > best_round_s)) {
-      picked.push_back(by_bound[next++]);
-    }
-    if (picked.empty()) break;
-    std::vector<std::vector<DeviceChoice>> plans;
-    for (const std::size_t i : picked) plans.push_back(grid[i]);
-    const std::vector<PlanCandidate> predicted = predict_all(inputs, plans);
-    for (std::size_t k = 0; k < picked.size(); ++k) {
-      PlanCandidate& c = result.candidates[picked[k]];
-      const PlanCandidate labelled{c.split, c.micro_batches, predicted[k].round_s, predicted[k].server_idle,
-                                   predicted[k].device_idle, predicted[k].bytes, c.bound_s};
-      c = labelled;
-      best_round_s = std::min(best_round_s, c.round_s);
-    }
-    result.simulations += picked.size();
-  }
+  result.simulations += predict_lowest_bounds_first(inputs, grid, result.candidates, skip);
   result.skipped = grid.size() - result.simulations;
-  // The first of the fastest, in grid order (as if every candidate had been simulated:
-  // one not simulated is slower than the best).
-  result.best = grid.size();
-  for (std::size_t i = 0; i < grid.size(); ++i) {
-    const PlanCandidate& c = result.candidates[i];
-    if (c.simulated() && (result.best == grid.size() || c.round_s < result.candidates[result.best].round_s)) {
-      result.best = i;
-    }
-  }
+  result.best = first_fastest(result.candidates);
   const PlanCandidate& best = result.candidates[result.best];
   result.choices = uniform(best.split, best.micro_batches);
   result.chosen = best;  // already simulated; labelled, like every plan, with device 1's choice
