@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "cmlbed/config/methods.hpp"
+#include "round_recorder.hpp"
 
 namespace cmlbed::plan {
 namespace {
-
-double at(const SecondsBySamples& seconds, std::int64_t n) {
-  if (n < 0 || static_cast<std::size_t>(n) >= seconds.size()) {
-    throw std::invalid_argument("round bound: no stage length for " + std::to_string(n) + " samples");
-  }
-  return seconds[static_cast<std::size_t>(n)];
-}
 
 // One mini-batch's forwards and backwards on `part`, cut into `sizes`, and its step.
 double mini_batch_s(const SimulatedPart& part, const std::vector<std::int64_t>& sizes) {
@@ -42,11 +35,6 @@ double round_lower_bound_s(const std::vector<DeviceRoundWork>& work, int streams
     stream_s[d % stream_s.size()] += work[d].server_s;
   }
   return std::max(longest_device, *std::max_element(stream_s.begin(), stream_s.end()));
-}
-
-int server_stream_count(const SimulationInput& input) {
-  const int devices = static_cast<int>(input.devices.size());
-  return method_traits(input.method).server_replicas ? std::max(1, std::min(input.server_streams, devices)) : 1;
 }
 
 }  // namespace cmlbed::plan

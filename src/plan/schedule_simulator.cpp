@@ -1,6 +1,5 @@
 #include "cmlbed/plan/schedule_simulator.hpp"
 #include "cmlbed/plan/round_rules.hpp"
-#include "cmlbed/plan/round_bound.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -411,6 +410,11 @@ std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m) {
   std::vector<std::int64_t> sizes;
   for (int i = 0; i < m; ++i) sizes.push_back(n / m + (i < n % m ? 1 : 0));
   return sizes;
+}
+
+int server_stream_count(const SimulationInput& input) {
+  const int devices = static_cast<int>(input.devices.size());
+  return method_traits(input.method).server_replicas ? std::max(1, std::min(input.server_streams, devices)) : 1;
 }
 
 std::vector<SimulatedRound> simulate(const SimulationInput& input) {

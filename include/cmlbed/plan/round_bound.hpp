@@ -33,8 +33,4 @@ DeviceRoundWork device_round_work(const SimulatedDevice& device, std::int64_t ba
 // `streams`.
 double round_lower_bound_s(const std::vector<DeviceRoundWork>& work, int streams);
 
-// The server's compute streams in a round of `input` (train.server_streams, at most one
-// per device, 1 where one server part serves every device).
-int server_stream_count(const SimulationInput& input);
-
 }  // namespace cmlbed::plan

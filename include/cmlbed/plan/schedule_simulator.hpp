@@ -140,4 +140,8 @@ std::vector<SimulatedRound> simulate(const SimulationInput& input);
 // The sizes tensor_split gives for n samples in m pieces: the first n % m one larger.
 std::vector<std::int64_t> micro_batch_sizes(std::int64_t n, int m);
 
+// The server's compute streams in a round of `input` (train.server_streams, at most one
+// per device, 1 where one server part serves every device).
+int server_stream_count(const SimulationInput& input);
+
 }  // namespace cmlbed::plan
