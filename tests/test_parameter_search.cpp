@@ -134,7 +134,9 @@ TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses)
         EXPECT_GT(one.bound_s, some.candidates[some.best].round_s);
       }
     }
-    if (std::string(c.name) == "server-bound") EXPECT_GT(some.skipped, every.candidates.size() / 2);
+    if (std::string(c.name) == "server-bound") {
+      EXPECT_GT(some.skipped, every.candidates.size() / 2);
+    }
     skipped += some.skipped;
   }
   EXPECT_GT(skipped, 0U);
