@@ -23,7 +23,7 @@ run=(--experiment.method=fl --data.dataset=synthetic --data.synthetic_train=1200
 start() {  # NAME
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${run[@]}" --output.file="$work/$1.h5" \
     >"$work/$1.out" 2>&1 || { cat "$work/$1.out"; echo "FAIL: $1 run failed"; exit 1; }
-  grep "^devices.flops" "$work/$1.out"
+  grep "^held stages\|^emulation" "$work/$1.out"
 }
 
 start quiet

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cmlbed/trace/checkpoint_file.hpp"
+#include "cmlbed/trace/round_columns.hpp"
 #include "cmlbed/trace/hdf5_handles.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -92,6 +93,7 @@ RoundRecord sample_round(int round, double accuracy) {
   record.flops.assign(kRanks, 1e9);
   record.device_accuracy.assign(kRanks, std::nan(""));
   record.mask_sparsity.assign(kRanks, std::nan(""));
+  cmlbed::trace::fill_unmeasured(record, kRanks);
   return record;
 }
 

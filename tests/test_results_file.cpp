@@ -142,7 +142,9 @@ RoundRecord make_round(int round, int ranks = kRanks) {
     const bool scored = rank > 0 && (rank < ranks - 1 || round % 2 == 1);
     record.device_accuracy.push_back(scored ? 0.5 + 0.01 * rank + 0.001 * round : nan);
     record.mask_sparsity.push_back(rank == 0 ? nan : 0.125 * rank + 0.01 * round);
+    record.cpu_s.push_back(0.25 * round + rank);  // one fidelity column with values, the rest NaN
   }
+  fill_unmeasured(record, static_cast<std::size_t>(ranks));
   return record;
 }
 
@@ -502,7 +504,10 @@ TEST_F(ResultsFileTest, RoundsReadBackWithPerRankArrays) {
             (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
                                       "bytes_down", "test_loss", "test_accuracy", "busy_s",
                                       "idle_s", "messages_up", "messages_down", "flops",
-                                      "device_accuracy", "mask_sparsity"}));
+                                      "device_accuracy", "mask_sparsity", "paced_stages", "paced_overran",
+                                      "paced_s", "paced_overrun_s", "paced_worst_ratio", "cpu_s", "runqueue_s",
+                                      "involuntary_switches", "host_steal", "emulation", "network_cpu_s",
+                                      "network_runqueue_s"}));
   for (const char* int64 : {"t_start_ns", "t_end_ns", "bytes_up", "bytes_down", "messages_up",
                             "messages_down"}) {
     const DatatypeHandle member = member_type(type.get(), int64);
@@ -683,6 +688,7 @@ TEST_F(ResultsFileTest, FilesOfTheOlderLayoutStillRead) {
     expected.flops.assign(kRanks, nan);  // ... and missing float64 columns as NaN per rank
     expected.device_accuracy.assign(kRanks, nan);
     expected.mask_sparsity.assign(kRanks, nan);
+    expected.cpu_s.assign(kRanks, nan);
     expect_same_round(expected, rounds[index]);
   }
 }

@@ -46,7 +46,10 @@ TEST(ResultsRoundColumns, OlderColumnsKeepTheirOrderAndNewOnesFollow) {
             (std::vector<std::string>{"round", "t_start_ns", "t_end_ns", "wall_s", "bytes_up",
                                       "bytes_down", "test_loss", "test_accuracy", "busy_s",
                                       "idle_s", "messages_up", "messages_down", "flops",
-                                      "device_accuracy", "mask_sparsity"}));
+                                      "device_accuracy", "mask_sparsity", "paced_stages", "paced_overran",
+                                      "paced_s", "paced_overrun_s", "paced_worst_ratio", "cpu_s", "runqueue_s",
+                                      "involuntary_switches", "host_steal", "emulation", "network_cpu_s",
+                                      "network_runqueue_s"}));
   const std::vector<std::string> names = column_names();
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size())
       << "names are unique: HDF5 matches members by name";
@@ -58,7 +61,11 @@ TEST(ResultsRoundColumns, TypesAndShapesFollowTheRecordMembers) {
   EXPECT_EQ(texts, (std::vector<std::string>{
                        "int32", "int64", "int64", "float64", "int64", "int64", "float64",
                        "float64", "float64[mpi_size]", "float64[mpi_size]", "int64", "int64",
-                       "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]"}));
+                       "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]",
+                       // the emulation fidelity figures and verdict
+                       "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]",
+                       "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]", "float64[mpi_size]",
+                       "float64[mpi_size]", "int32", "float64[mpi_size]", "float64[mpi_size]"}));
   for (const RoundColumn& column : round_columns()) {
     const std::size_t element = column.type() == ColumnType::int32 ? 4 : 8;
     EXPECT_EQ(column.bytes(5), column.per_rank() ? 5 * element : element) << column.name;

@@ -68,6 +68,9 @@ def _parser():
     summary.add_argument("--rounds-csv", metavar="OUT",
                          help="also write every run's per-round rows as CSV")
     summary.add_argument("--markdown", metavar="OUT", help="also write both tables as Markdown")
+    summary.add_argument("--require-faithful", action="store_true",
+                         help="refuse (exit 2) when a run's emulation is not faithful: "
+                              "degraded, broken, or not judged (docs/explanation/fidelity.md)")
     summary.add_argument("--idle-causes", action="store_true",
                          help="also break each rank's idle time down by what it waited "
                               "for (activation, gradient, model, ...) and from whom, from "
@@ -257,6 +260,9 @@ def run(args):
         return
     if args.command == "summary":
         runs = _runs_with_rounds(args.files)
+        if args.require_faithful:
+            from .emulation import require_faithful
+            require_faithful(runs)
         rows = summary.compare_groups(summary.group_runs(runs), args.baseline,
                                       from_round=args.from_round)
         for path in (args.csv, args.rounds_csv, args.markdown):
@@ -300,7 +306,7 @@ def main(argv=None):
         run(args)
     except ReportError as e:
         print("cmlbed-report: error: %s" % e, file=sys.stderr)
-        return 1
+        return e.exit_status
     except KeyboardInterrupt:
         return 130
     return 0

@@ -15,6 +15,7 @@ import glob as globbing
 
 import numpy as np
 
+from . import emulation
 from .errors import ReportError
 from .results import Run
 
@@ -48,6 +49,11 @@ class Results:
     attrs      dict of the file's root attributes (method, git_revision, ...).
     summary    dict of the end-of-run figures (/summary); empty for a run that stopped.
     simulated  True for a file written by `cmlbed simulate`.
+    emulation  'faithful', 'degraded', 'broken' (the run's times are partly this
+               host's), 'simulated' or 'unknown' (an older file); emulation_reasons the
+               list of what failed, emulation_placement where the ranks ran. The per-round
+               figures behind it are the rounds' paced_*, cpu_s, runqueue_s, ... columns
+               and `emulation` (0 faithful, 1 degraded, 2 broken; docs/explanation/fidelity.md).
     method, path, name, ranks (MPI ranks: the server and the devices).
     events(rank=None) gives the timeline as a DataFrame."""
 
@@ -61,6 +67,9 @@ class Results:
         self.attrs = {key: _value(value) for key, value in run.attrs.items()}
         self.summary = dict(run.summary)
         self.simulated = bool(self.attrs.get("simulated", 0))
+        self.emulation = emulation.verdict(run)
+        self.emulation_reasons = emulation.reasons(run)
+        self.emulation_placement = emulation.placement(run)
         self.config = {"%s.%s" % (section, key): value
                        for section in run.config.sections()
                        for key, value in run.config.items(section)}
@@ -92,9 +101,8 @@ class Results:
         return pandas.concat(frames, ignore_index=True)
 
     def __repr__(self):
-        return "<cmlbed results %s: %s, %d ranks, %d rounds%s>" % (
-            self.path, self.method, self.ranks, len(self.rounds),
-            ", simulated" if self.simulated else "")
+        return "<cmlbed results %s: %s, %d ranks, %d rounds, %s>" % (
+            self.path, self.method, self.ranks, len(self.rounds), self.emulation)
 
 
 def _rounds_frame(rounds):

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from . import stats
+from . import emulation, stats
 from .errors import ReportError
 
 # How a run was done rather than what it ran: runs that differ only here are the same
@@ -67,6 +67,7 @@ def run_numbers(run, from_round=1):
         "first_round": first,
         "window_fallback": first < from_round,
         "complete": run.complete,
+        "emulation": emulation.verdict(run),
         "mean_round_s": total / len(r),
         "total_s": total,
         "server_busy_s": float(r["busy_s"][:, 0].sum()),
@@ -318,6 +319,7 @@ def group_numbers(group, from_round=1):
                        "rounds", "first_round")}
     row.update(run=group.label, n=group.n, seeds=" ".join(group.seeds),
                complete=all(p["complete"] for p in per_run),
+               emulation=emulation.worst([p["emulation"] for p in per_run]),
                raw_data_uploaded=any(p["raw_data_uploaded"] for p in per_run),
                window_fallback=any(p["window_fallback"] for p in per_run),
                per_run=per_run)
@@ -392,7 +394,7 @@ def round_rows(run):
 RUN_COLUMNS = [
     ("run", "run", "%s"), ("method", "method", "%s"), ("model", "model", "%s"),
     ("split", "split", "%s"), ("micro_batches", "m", "%s"), ("devices", "dev", "%d"),
-    ("links", "up/down", "%s"), ("rounds", "rounds", "%d"),
+    ("links", "up/down", "%s"), ("rounds", "rounds", "%d"), ("emulation", "emulation", "%s"),
     ("mean_round_s", "round s", "%.3f"), ("total_s", "total s", "%.2f"),
     ("server_busy_s", "srv busy s", "%.2f"), ("server_idle_s", "srv idle s", "%.2f"),
     ("server_idle_pct", "srv idle %", "%.1f"), ("device_busy_s", "dev busy s", "%.2f"),
@@ -591,6 +593,7 @@ def report_text(runs, rows, per_round, from_round=1):
     parts.append(_raw_data_note(rows))
     parts.append(window_note(rows, from_round))
     parts.append(totals_note(runs))
+    parts.append(emulation.note(runs))
     return "".join(parts)
 
 
@@ -603,7 +606,8 @@ def report_markdown(runs, rows, from_round=1):
              "idle seconds per round (idle = round wall time minus the union of compute). "
              "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
              "rounds, of the server and of all devices together; '-' where the file "
-             "predates a column. " + STATISTICS_NOTE + "\n"]
+             "predates a column. " + STATISTICS_NOTE + "\n",
+             ("\n" + emulation.note(runs)) if emulation.note(runs) else ""]
     for run in runs:
         parts.append("\n## %s (%s)\n\n" % (run.name, run.method))
         parts.append(markdown_table(round_rows(run), ROUND_COLUMNS))

@@ -210,6 +210,12 @@ std::vector<OptionSpec> planning_options() {
                                          "micro-batches each mini-batch is cut into (pipar only); "
                                          "auto: the planner picks it (docs/explanation/simulator.md)"),
                                   1, 65536))),
+      bounded(option("pipar.min_micro_batch", T::integer, "8", "samples",
+                     "with pipar.micro_batches = auto (and in `cmlbed plan`): the smallest "
+                     "micro-batch, in samples, the planner may choose (it never cuts a "
+                     "mini-batch of fewer samples); smaller micro-batches train another model "
+                     "where a device layer normalises over the batch (docs/explanation/fidelity.md)"),
+              1, 65536),
       option("plan.profile", T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
              "(`cmlbed profile`) instead of profiling before round 1"),

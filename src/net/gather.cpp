@@ -128,9 +128,15 @@ std::vector<std::string> gather_host_names(MPI_Comm comm) {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   CMLBED_MPI_CHECK(MPI_Get_processor_name(name, &length));
-  std::vector<std::string> hosts;
-  for (const auto& bytes : gather_bytes(name, length, comm)) hosts.emplace_back(bytes.begin(), bytes.end());
-  return hosts;
+  return gather_strings(std::string(name, static_cast<std::size_t>(length)), comm);
+}
+
+std::vector<std::string> gather_strings(const std::string& mine, MPI_Comm comm) {
+  std::vector<std::string> strings;
+  for (const auto& bytes : gather_bytes(mine.data(), static_cast<int>(mine.size()), comm)) {
+    strings.emplace_back(bytes.begin(), bytes.end());
+  }
+  return strings;
 }
 
 void gather_blobs(const std::string& mine, MPI_Comm comm,

@@ -284,7 +284,11 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
   }
   std::vector<std::size_t> all_splits(layers + 1 - min_split);
   std::iota(all_splits.begin(), all_splits.end(), min_split);
-  const std::vector<int> all_counts = micro_batch_candidates(batch, model::min_training_batch(spec.stats));
+  // The smallest micro-batch: what every layer can train on, and what keeps the
+  // mathematics (pipar.min_micro_batch); a mini-batch smaller than that is not cut.
+  const std::int64_t smallest =
+      std::min(batch, std::max(model::min_training_batch(spec.stats), spec.min_micro_batch));
+  const std::vector<int> all_counts = micro_batch_candidates(batch, smallest);
   // Step 1's grid: what some device may choose (else device 1's kept value, a label).
   const std::vector<std::size_t> splits = std::any_of(freedom.begin(), freedom.end(), split_free)
                                               ? all_splits

@@ -12,6 +12,7 @@ PlanSpec plan_spec(const Config& config, int devices) {
   spec.model_name = config.text("model.name");
   spec.dataset_name = config.text("data.dataset");
   spec.min_split = static_cast<std::size_t>(config.integer("plan.min_split"));
+  spec.min_micro_batch = config.integer("pipar.min_micro_batch");
   spec.replans = config.text("plan.replan") == "on_change";
   spec.personalised = config.flag("train.personalised");
   spec.devices_set_apart = !config.device_overrides().empty();

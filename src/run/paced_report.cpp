@@ -38,7 +38,7 @@ std::string paced_line(const PacedStages& paced) {
   const double stages = sum(paced.paced), overran = sum(paced.overran);
   char text[256];
   if (overran == 0) {
-    std::snprintf(text, sizeof text, "devices.flops: all %.0f paced stages kept their length", stages);
+    std::snprintf(text, sizeof text, "held stages: all %.0f paced or stretched stages kept their length", stages);
     return text;
   }
   std::string ranks;
@@ -46,8 +46,8 @@ std::string paced_line(const PacedStages& paced) {
     if (paced.overran[rank] > 0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
   }
   std::snprintf(text, sizeof text,
-                "devices.flops: %.0f of %.0f paced stages ran long (this machine was too slow or too "
-                "busy for the rate), by %.3f s in all, at worst %.2fx their length (device",
+                "held stages: %.0f of %.0f paced or stretched stages ran long (this machine was too slow or "
+                "too busy for the emulated devices), by %.3f s in all, at worst %.2fx their length (device",
                 overran, stages, sum(paced.overrun_s),
                 *std::max_element(paced.worst_ratio.begin(), paced.worst_ratio.end()));
   return std::string(text) + (ranks.find(',') == std::string::npos ? " " : "s ") + ranks + ")";

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cmlbed/base/interrupt.hpp"
+#include "cmlbed/run/emulation_verdict.hpp"
 #include "cmlbed/train/round_report.hpp"
 
 namespace cmlbed::run {
@@ -29,9 +30,15 @@ void ReplanHook::after_recorded(RunState& run, int /*round*/) {
 
 void ProgressPrinter::after_recorded(RunState& run, int /*round*/) {
   if (!run.is_server || !run.config.flag("output.progress")) return;
-  std::cout << train::progress_line(run.records.back(), run.rounds,
+  const trace::RoundRecord& record = run.records.back();
+  std::cout << train::progress_line(record, run.rounds,
                              static_cast<double>(run.timeline->now_ns() - run.links_start) * 1e-9)
             << std::endl;
+  // A round whose times are the host's says so under its line.
+  if (record.emulation > 0) {
+    std::cout << "  emulation " << judge_emulation(fidelity_of(record), record.wall_s, run.placement).text()
+              << std::endl;
+  }
 }
 
 Checkpointer::Checkpointer(RunState& run)

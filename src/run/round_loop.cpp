@@ -10,11 +10,13 @@
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/run/emulation_verdict.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
 #include "cmlbed/run/resume_rules.hpp"
 #include "cmlbed/train/round_report.hpp"
+#include "fidelity_sampler.hpp"
 #include "round_loop.hpp"
 #include "startup_report.hpp"
 
@@ -81,14 +83,16 @@ void rescore_cut_short_round(RunState& run) {
 // What every rank measured in a round, as rank 0 gathers it.
 struct Gathered {
   std::vector<std::int64_t> starts, ends, evaluation_starts;
-  std::vector<std::vector<double>> flops, evaluations, startups;
+  // measured[r]: rank r's training FLOPs, then its fidelity figures (fidelity_values).
+  std::vector<std::vector<double>> measured, evaluations, startups;
   std::vector<std::vector<trace::Event>> events;
   net::TransportStats moved;  // the server's counters before the evaluation's traffic
 };
 
 class RoundLoop {
  public:
-  RoundLoop(RunState& run, const std::vector<RoundHook*>& hooks) : run_(run), hooks_(hooks) {}
+  RoundLoop(RunState& run, const std::vector<RoundHook*>& hooks)
+      : run_(run), hooks_(hooks), fidelity_(*run.timeline) {}
 
   Stop run() {
     for (int round = run_.first_round; round < run_.rounds; ++round) {
@@ -106,6 +110,7 @@ class RoundLoop {
     // Memory at round 1 is read before the ranks meet: reading /proc takes milliseconds,
     // which must not delay one rank's start of the round.
     const trace::MemoryUse memory_at_start = first ? trace::memory_use() : trace::MemoryUse{};
+    fidelity_.start();
     // A round boundary is a safe point: the ranks agree whether any was asked to stop.
     // Ranks that wait for the server (writing the last round) sleep in this agreement,
     // then meet in a plain barrier: all are there by then, so it spins for microseconds
@@ -140,6 +145,7 @@ class RoundLoop {
       broken_by = stop.signal();  // unwound at a safe point inside the round
     }
     const std::int64_t end = timeline().now_ns();
+    const RankFidelity fidelity = fidelity_.stop();
     // Whether every rank finished the round: a round one rank broke off is not recorded
     // (the peers it left blocked were asked to stop too: mpirun signals every rank).
     if (const int signal = net::max_over_ranks(broken_by, run_.control.get()); signal != 0) return signal;
@@ -149,7 +155,9 @@ class RoundLoop {
     // training alone.
     gathered.starts = net::gather_int64(start, run_.control.get());
     gathered.ends = net::gather_int64(end, run_.control.get());
-    gathered.flops = net::gather_doubles({run_.flops}, run_.control.get());
+    std::vector<double> measured{run_.flops};
+    for (double value : fidelity_values(fidelity)) measured.push_back(value);
+    gathered.measured = net::gather_doubles(measured, run_.control.get());
     return 0;
   }
 
@@ -181,16 +189,22 @@ class RoundLoop {
                         moved.messages_received - counted_.messages_received,
                         moved.messages_sent - counted_.messages_sent};
     counted_ = moved;
-    for (const auto& rank_flops : gathered.flops) measures.flops.push_back(rank_flops.at(0));
+    std::vector<RankFidelity> fidelity;
+    for (const auto& rank_measured : gathered.measured) {
+      measures.flops.push_back(rank_measured.at(0));
+      fidelity.push_back(fidelity_from_values(rank_measured, 1));
+    }
     measures.evaluation = merged(gathered.evaluations);
     measures.mask_sparsity = run_.method->mask_sparsity();
     run_.records.push_back(train::make_round_record(round,
                                              *std::min_element(gathered.starts.begin(), gathered.starts.end()),
                                              *std::max_element(gathered.ends.begin(), gathered.ends.end()),
                                              gathered.events, run_.config.flag("output.timeline"), measures));
+    record_fidelity(run_.records.back(), fidelity, run_.placement);
     for (int r = 0; r < run_.mpi.size(); ++r) results.append_events(r, gathered.events[static_cast<std::size_t>(r)]);
     results.append_round(run_.records.back());
     results.set_summary(train::summarize(run_.records));
+    write_emulation_verdict(results, run_.records, run_.placement);
     results.flush();
   }
 
@@ -201,6 +215,7 @@ class RoundLoop {
   std::vector<trace::Event> drained_;    // reused every round
   net::TransportStats counted_;          // the server's counters at the last round's end
   std::vector<double> startup_figures_;  // this rank's, taken as its first round starts
+  FidelitySampler fidelity_;
 };
 
 }  // namespace

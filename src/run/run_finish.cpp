@@ -6,6 +6,7 @@
 #include "cmlbed/base/interrupt.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/wait_politely.hpp"
+#include "cmlbed/run/emulation_verdict.hpp"
 #include "cmlbed/trace/process_stats.hpp"
 #include "cmlbed/train/round_report.hpp"
 #include "paced_report.hpp"
@@ -68,6 +69,8 @@ int finish_complete(RunState& run) {
     results.close();
     train::print_summary(run.config.text("experiment.method"), run.records, run.output_file, std::cout);
     if (paced.any()) std::cout << paced_line(paced) << std::endl;
+    std::cout << "emulation: " << run_emulation_verdict(run.records, run.placement).text() << " (" << run.placement
+              << ")" << std::endl;
   }
   net::barrier_politely(run.control.get());
   return 0;

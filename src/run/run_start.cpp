@@ -7,6 +7,7 @@
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
+#include "cmlbed/net/placement.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/checkpoint_file.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
@@ -127,6 +128,9 @@ std::pair<std::vector<net::ClockEstimate>, std::vector<std::string>> start_clock
                                                       : trace::Timeline::StretchBasis::wall);
   auto clocks = net::gather_clock_estimates(clock, run.control.get());
   auto hosts = net::gather_host_names(run.control.get());
+  const std::vector<net::NodeShare> placement = net::gather_placement(run.control.get());
+  run.placement = net::placement_text(placement);
+  run.ranks_per_core = net::most_ranks_per_core(placement);
   if (run.resume && run.resume->from_checkpoint) {
     // The run's time base goes on from the checkpoint even when this start's clock is
     // behind the one that wrote it (another node, a reboot): no event of a later round
@@ -154,6 +158,12 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
   return results;
 }
 
+// Where the ranks sit: what the emulation verdict reads its CPU figures against.
+void write_placement(RunState& run) {
+  run.results->set_root_text("emulation_placement", run.placement);
+  run.results->set_root_number("ranks_per_core", run.ranks_per_core);
+}
+
 void open_results(RunState& run, const RunStamp& started, const std::function<void(trace::ResultsFile&)>& on_created,
                   std::vector<net::ClockEstimate> clocks, std::vector<std::string> hosts) {
   if (run.is_server && !run.resuming) {
@@ -163,6 +173,7 @@ void open_results(RunState& run, const RunStamp& started, const std::function<vo
     trace::remove_checkpoint(trace::checkpoint_path(run.output_file));
     if (on_created) on_created(*run.results);
   }
+  if (run.is_server && !run.resuming) write_placement(run);
   if (run.resuming) {
     agree_on(run, run.is_server, "cannot resume " + run.output_file + ": ", [&]() -> std::optional<std::string> {
       run.results.emplace(reopen_results(run.output_file, *run.resume, run.config, run.records));
@@ -170,6 +181,7 @@ void open_results(RunState& run, const RunStamp& started, const std::function<vo
       return std::nullopt;
     });
     if (run.is_server) {
+      write_placement(run);
       std::cout << "cmlbed: resuming " << run.output_file
                 << (run.resume->from_checkpoint
                         ? " after round " + std::to_string(run.first_round) + " of " + std::to_string(run.rounds) +

@@ -56,6 +56,8 @@ struct RunState {
   std::optional<trace::Timeline> timeline;
   std::vector<trace::RoundRecord> records;    // rank 0
   std::optional<trace::ResultsFile> results;  // rank 0
+  std::string placement;  // rank 0: "localhost: 4 ranks on 2 cores (0-1)" (net/placement.hpp)
+  double ranks_per_core = 0;  // rank 0: the most on any node
 
   // set_up
   std::int64_t links_start = 0;  // the links' (and the run's) time origin

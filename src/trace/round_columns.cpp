@@ -1,5 +1,6 @@
 #include "cmlbed/trace/round_columns.hpp"
 
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -24,8 +25,28 @@ const std::vector<RoundColumn>& round_columns() {
       {"flops", &R::flops, "FLOP", "floating-point operations of each rank's training"},
       {"device_accuracy", &R::device_accuracy, "", "each device's accuracy, NaN for the server"},
       {"mask_sparsity", &R::mask_sparsity, "", "adasplit: share of each device's server-mask entries below 0.5"},
+      {"paced_stages", &R::paced_stages, "", "stages held to a length (devices.flops paced, devices.slowdown stretched)"},
+      {"paced_overran", &R::paced_overran, "", "of which the work outlasted the length"},
+      {"paced_s", &R::paced_s, "s", "summed lengths the held stages were held to"},
+      {"paced_overrun_s", &R::paced_overrun_s, "s", "summed time the held stages ran past their lengths"},
+      {"paced_worst_ratio", &R::paced_worst_ratio, "", "largest measured / held length (0: none overran)"},
+      {"cpu_s", &R::cpu_s, "s", "CPU time of the rank's compute threads in the round"},
+      {"runqueue_s", &R::runqueue_s, "s", "time the rank's compute threads waited for a core in the round"},
+      {"involuntary_switches", &R::involuntary_switches, "", "times the rank's threads were preempted"},
+      {"host_steal", &R::host_steal, "", "share of the rank's host CPU time stolen by the hypervisor"},
+      {"emulation", &R::emulation, "", "verdict of the round: 0 faithful, 1 degraded, 2 broken, -1 not judged"},
+      {"network_cpu_s", &R::network_cpu_s, "s", "CPU time of the rank's communication thread in the round"},
+      {"network_runqueue_s", &R::network_runqueue_s, "s", "time the communication thread waited for a core in the round"},
   };
   return columns;
+}
+
+void fill_unmeasured(RoundRecord& record, std::size_t ranks) {
+  for (const RoundColumn& column : round_columns()) {
+    if (const auto* member = std::get_if<RoundColumn::PerRank>(&column.field); member && (record.**member).empty()) {
+      (record.**member).assign(ranks, std::numeric_limits<double>::quiet_NaN());
+    }
+  }
 }
 
 ColumnType RoundColumn::type() const {

@@ -101,7 +101,7 @@ RoundRecord unpack_round(const RoundLayout& layout, const std::vector<bool>& pre
             value = kMissing;
             if (stored) std::memcpy(&value, at, sizeof value);
           } else {
-            value = 0;
+            value = RoundRecord{}.*member;  // missing: the record's default (-1 for emulation: not judged)
             if (stored) std::memcpy(&value, at, sizeof value);
           }
         },

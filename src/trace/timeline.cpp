@@ -35,16 +35,32 @@ Timeline::PaceStats Timeline::pace_stats() const {
   return pace_;
 }
 
-void Timeline::count_paced(std::chrono::steady_clock::duration measured, std::chrono::nanoseconds paced_length) {
+Timeline::PaceStats Timeline::take_interval_pace_stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++pace_.paced;
-  if (measured <= paced_length) return;
-  ++pace_.overran;
-  pace_.overrun_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(measured - paced_length).count();
-  if (paced_length.count() > 0) {
-    pace_.worst_ratio = std::max(pace_.worst_ratio, std::chrono::duration<double>(measured).count() /
-                                                        std::chrono::duration<double>(paced_length).count());
+  const PaceStats interval = interval_pace_;
+  interval_pace_ = PaceStats{};
+  return interval;
+}
+
+namespace {
+void count_into(Timeline::PaceStats& stats, std::chrono::nanoseconds measured, std::chrono::nanoseconds length) {
+  ++stats.paced;
+  stats.paced_ns += length.count();
+  if (measured <= length) return;
+  ++stats.overran;
+  stats.overrun_ns += (measured - length).count();
+  if (length.count() > 0) {
+    stats.worst_ratio = std::max(stats.worst_ratio, std::chrono::duration<double>(measured).count() /
+                                                        std::chrono::duration<double>(length).count());
   }
+}
+}  // namespace
+
+void Timeline::count_paced(std::chrono::steady_clock::duration measured, std::chrono::nanoseconds paced_length) {
+  const auto measured_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(measured);
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_into(pace_, measured_ns, paced_length);
+  count_into(interval_pace_, measured_ns, paced_length);
 }
 
 }  // namespace cmlbed::trace

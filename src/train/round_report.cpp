@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cmlbed/trace/busy_time.hpp"
+#include "cmlbed/trace/round_columns.hpp"
 
 namespace cmlbed::train {
 namespace {
@@ -74,6 +75,7 @@ trace::RoundRecord make_round_record(int round, std::int64_t start_ns, std::int6
   }
   record.flops = measures.flops;
   record.mask_sparsity.assign(events.size(), std::nan(""));
+  trace::fill_unmeasured(record, events.size());  // the fidelity figures, where the caller has none
   for (const auto& [device, sparsity] : measures.mask_sparsity) {
     if (device > 0 && static_cast<std::size_t>(device) < events.size()) {
       record.mask_sparsity[static_cast<std::size_t>(device)] = sparsity;

@@ -28,6 +28,9 @@ int max_over_ranks(int mine, MPI_Comm comm);
 // Every rank's host name, at rank 0.
 std::vector<std::string> gather_host_names(MPI_Comm comm);
 
+// Every rank's string, at rank 0 (index = rank); others get an empty vector.
+std::vector<std::string> gather_strings(const std::string& mine, MPI_Comm comm);
+
 // Every rank's byte string (of any size) to rank 0, which gets them one at a time,
 // rank 0's own first, in `take(rank, bytes)`: it holds at most one other rank's at once.
 // The other ranks send theirs and wait without spinning (checkpoints).

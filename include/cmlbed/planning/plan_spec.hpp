@@ -33,6 +33,7 @@ struct PlanSpec {
   std::vector<model::LayerStats> stats;      // the model's layers (building them is most of a plan's cost)
   std::string model_name, dataset_name;      // model.name, data.dataset (a profile must match them)
   std::size_t min_split = 0;                 // plan.min_split
+  std::int64_t min_micro_batch = 1;          // pipar.min_micro_batch, samples
   bool replans = false;                      // plan.replan = on_change
   bool personalised = false;                 // train.personalised
   bool devices_set_apart = false;            // some [device.K] section overrides a setting

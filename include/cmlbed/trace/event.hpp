@@ -71,6 +71,12 @@ struct RoundRecord {
   std::vector<double> flops;   // floating-point operations the rank trained with (no evaluation)
   std::vector<double> device_accuracy;  // each device's accuracy; NaN for the server / no score
   std::vector<double> mask_sparsity;    // adasplit: each device's server-mask sparsity; NaN elsewhere
+  // Emulation fidelity (run/emulation_verdict.hpp), per rank: stages held to a length
+  // (paced or stretched) and how far they ran past it; CPU got and run-queue wait; the
+  // share of the host's CPU stolen. Empty (NaN in the file) for a simulated run.
+  std::vector<double> paced_stages, paced_overran, paced_s, paced_overrun_s, paced_worst_ratio;
+  std::vector<double> cpu_s, runqueue_s, involuntary_switches, host_steal, network_cpu_s, network_runqueue_s;
+  std::int32_t emulation = -1;  // 0 faithful, 1 degraded, 2 broken; -1 not judged (simulated)
 };
 
 }  // namespace cmlbed::trace

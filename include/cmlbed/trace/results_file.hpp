@@ -119,6 +119,8 @@ class ResultsFile {
 
   // A float64 root attribute (e.g. privacy_epsilon), replacing one of that name.
   void set_root_number(const std::string& name, double value);
+  // A string root attribute (e.g. emulation), replacing one of that name.
+  void set_root_text(const std::string& name, const std::string& value);
 
   // Marks a run that the schedule simulator made (`cmlbed simulate`): root attributes
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).

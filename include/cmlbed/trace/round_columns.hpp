@@ -39,6 +39,10 @@ struct RoundColumn {
 // prefix of today's columns and positional readers keep working.
 const std::vector<RoundColumn>& round_columns();
 
+// Every per-rank column of `record` that holds no value yet (empty) gets NaN for each of
+// `ranks` ranks: what nobody measured (a simulated run's CPU figures) is NaN in the file.
+void fill_unmeasured(RoundRecord& record, std::size_t ranks);
+
 // "int32", "int64" or "float64".
 const char* column_type_name(ColumnType type);
 

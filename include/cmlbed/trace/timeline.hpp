@@ -46,15 +46,22 @@ class Timeline {
   // touching fresh memory every round (first touches cost page faults).
   void drain_into(std::vector<Event>& out);
 
-  // Stages paced to a length (devices.flops) that ran longer because the real work took
-  // longer: how often, and by how much (this machine too slow or too busy for the rate).
+  // Stages held to a length that ran longer because the real work took longer: how
+  // often, and by how much (this machine too slow or too busy for the emulated device).
+  // Paced stages (devices.flops) are held to FLOPs / rate; stretched ones
+  // (devices.slowdown, StretchBasis::thread_cpu) to k times their thread's CPU time, which
+  // they overrun when the thread waited for a core longer than the stretch leaves room for.
   struct PaceStats {
-    std::int64_t paced = 0;        // stages paced
-    std::int64_t overran = 0;      // of which the work outlasted the paced length
-    std::int64_t overrun_ns = 0;   // summed excess over the paced lengths
-    double worst_ratio = 0;        // largest measured / paced length (0: none overran)
+    std::int64_t paced = 0;        // stages held to a length
+    std::int64_t paced_ns = 0;     // summed lengths they were held to
+    std::int64_t overran = 0;      // of which the work outlasted the length
+    std::int64_t overrun_ns = 0;   // summed excess over the lengths
+    double worst_ratio = 0;        // largest measured / held length (0: none overran)
   };
+  // Since the run began.
   PaceStats pace_stats() const;
+  // Since the last call (a round's), then starts counting afresh.
+  PaceStats take_interval_pace_stats();
 
   // Records [construction, destruction) as one event; fields are fixed at construction.
   // The one timing scope of the project, in three modes:
@@ -98,6 +105,8 @@ class Timeline {
         const auto basis = start_cpu_ != kNoCpu ? thread_cpu_time() - start_cpu_ : measured;
         const auto stretched = std::chrono::duration_cast<std::chrono::steady_clock::duration>(basis * stretch_);
         if (stretched > measured) std::this_thread::sleep_until(start_ + stretched);
+        // Stretched from the wall time, a stage cannot run long: its waits are stretched too.
+        if (start_cpu_ != kNoCpu) timeline_.count_paced(measured, stretched);
       }
       event_.t_end_ns = timeline_.now_ns();
       timeline_.record(event_);
@@ -125,7 +134,7 @@ class Timeline {
   std::size_t reserve_;
   mutable std::mutex mutex_;  // the transport's thread and the main thread both record
   std::vector<Event> events_;
-  PaceStats pace_;  // under mutex_
+  PaceStats pace_, interval_pace_;  // under mutex_
 };
 
 // Shorthand for a compute-lane scope.
