@@ -28,7 +28,7 @@ for n in ${DEVICE_COUNTS:-3 7 15}; do
   echo "== $n devices: measured (mpirun -np $((n + 1))) and simulated" >&2
   mpirun --oversubscribe -np $((n + 1)) "$cmlbed" run "${settings[@]}" --output.file="$work/run-$n.h5" \
     >"$work/run-$n.out" 2>&1 || { cat "$work/run-$n.out"; exit 1; }
-  "$cmlbed" simulate "${settings[@]}" --devices "$n" --profile "$work/profile.json" \
+  "$cmlbed" simulate "${settings[@]}" --plan.host_cores=0 --devices "$n" --profile "$work/profile.json" \
     --output.file="$work/sim-$n.h5" >"$work/sim-$n.out" 2>&1 || { cat "$work/sim-$n.out"; exit 1; }
 done
 python=python3

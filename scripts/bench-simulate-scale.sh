@@ -10,6 +10,8 @@
 # does the simulator. Every device trains train.local_iterations = 10 mini-batches whatever
 # its share, so the schedule is the quickstart's. One profile of the quickstart config
 # (mpirun, 4 ranks) serves every count.
+# Each device is its own machine here (--plan.host_cores=0): a deployment, not its emulation
+# on this host.
 #
 #   scripts/bench-simulate-scale.sh [OUT.json]
 #   (SIMULATE_COUNTS="1000 3000 10000 30000 100000" PLAN_COUNTS="100 1000 10000"
@@ -46,7 +48,7 @@ data() { echo --data.dataset=synthetic --data.synthetic_train=$((32 * $1)) --dat
 for n in ${SIMULATE_COUNTS-1000 3000 10000 30000 100000}; do
   echo "== simulate, $n devices" >&2
   for rep in $(seq "$repeats"); do
-    measure simulate "$n" "$rep" "$cmlbed" simulate --config "$config" --profile "$work/profile.json" \
+    measure simulate "$n" "$rep" "$cmlbed" simulate --config "$config" --profile "$work/profile.json" --plan.host_cores=0 \
       --devices "$n" --experiment.rounds=1 $(data "$n") --output.file="$work/sim.h5" --output.overwrite=true
   done
   ls -l "$work/sim.h5" | awk -v n="$n" '{ print "file", n, $5 }' >>"$work/times"
@@ -55,7 +57,7 @@ done
 for n in ${PLAN_COUNTS-100 1000 10000}; do
   echo "== plan (split and micro-batches auto), $n devices" >&2
   for rep in $(seq "$repeats"); do
-    measure plan "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --devices "$n" \
+    measure plan "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --plan.host_cores=0 --devices "$n" \
       --model.split=auto --pipar.micro_batches=auto $(data "$n")
   done
   grep -h "^chosen:" "$work/plan-$n-1.out" | sed "s/^/plan $n /" >>"$work/chosen" || true
@@ -66,7 +68,7 @@ done
 for n in ${PLAN_EVERY_COUNTS-100 1000}; do
   echo "== plan --every-candidate, $n devices" >&2
   for rep in $(seq "$repeats"); do
-    measure plan-every "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --devices "$n" \
+    measure plan-every "$n" "$rep" "$cmlbed" plan --config "$config" --profile "$work/profile.json" --plan.host_cores=0 --devices "$n" \
       --model.split=auto --pipar.micro_batches=auto --every-candidate $(data "$n")
   done
   grep -h "^chosen:" "$work/plan-every-$n-1.out" | sed "s/^/plan --every-candidate $n /" >>"$work/chosen" || true

@@ -29,6 +29,7 @@ except ImportError:
     sys.exit("prediction_accuracy.py: needs h5py (apt-get install python3-h5py; "
              "Debian's /usr/bin/python3 has it)")
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from cmlbed_report import emulation  # noqa: E402
 from cmlbed_report.results import Run  # noqa: E402
 
 
@@ -132,6 +133,7 @@ def _compare(base):
             "host_cores": int(sim.option("plan.host_cores") or 0),
             "host_slice": sim.option("plan.host_slice") or "0ms",
             "own_cores_error": own.steady_round_s() / measured - 1 if own else None, "host_drift": drift,
+            "emulation": emulation.verdict(run),
             "tries": _number_in(f"{base}.tries", int), "steal": _number_in(f"{base}.steal", float)}
 
 
@@ -192,6 +194,7 @@ def main():
         row["steal"] = max(steals) if steals else None
         row["tries"] = each[0]["tries"] if len(each) == 1 else sum(m["tries"] or 1 for m in each)
         row["errors"] = [m["error"] for m in each]
+        row["emulation"] = emulation.worst([m["emulation"] for m in each])
         row["within"] = abs(row["error"]) * 100 <= round_goal and abs(row["idle_points"]) <= idle_goal
         rows.append(row)
     utc = datetime.timezone.utc
@@ -234,13 +237,17 @@ def main():
         "of each figure over the N (drift and steal: the largest), and `tries` is",
         "`N: ` and each one's round-time error.",
         "",
-        "| config | method | ranks | rounds | measured s | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | steal | tries | within |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "`emulation`: the measured run's verdict (docs/explanation/fidelity.md); where it is",
+        "not `faithful` the measured times are partly this host's, which the shared-cores",
+        "simulation models and the own-cores one does not.",
+        "",
+        "| config | method | ranks | rounds | measured s | emulation | simulated s | error | cores | own cores: error | cores busy | server idle measured / simulated | points | host drift | steal | tries | within |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['method']} | {r['ranks']} | {r['rounds']} | {r['measured_round_s']:.3f} | "
-            f"{r['simulated_round_s']:.3f} | {100 * r['error']:+.1f}% | {r['host_cores'] or '-'} | "
+            f"{r['emulation']} | {r['simulated_round_s']:.3f} | {100 * r['error']:+.1f}% | {r['host_cores'] or '-'} | "
             f"{'-' if r['own_cores_error'] is None else format(100 * r['own_cores_error'], '+.1f') + '%'} | "
             f"{'-' if r['simulated_cpu_demand'] is None else format(r['simulated_cpu_demand'], '.2f')} | "
             f"{100 * r['server_idle_measured']:.1f}% / {100 * r['server_idle_simulated']:.1f}% | "
@@ -254,6 +261,11 @@ def main():
         lines.append(f"{len(drifted)} rows with a host drift over {args.steady:g}% ({sum(r['within'] for r in drifted)} "
                      f"of them within both goals); {len(rows) - len(drifted)} rows steadier "
                      f"({sum(r['within'] for r in rows if r not in drifted)} within).")
+    unfaithful = [r for r in rows if not emulation.trusted(r["emulation"])]
+    if unfaithful:
+        lines.append(f"{len(unfaithful)} of {len(rows)} measured rows were not faithful emulations "
+                     f"({', '.join(r['config'] + ': ' + r['emulation'] for r in unfaithful)}); "
+                     f"{sum(r['within'] for r in unfaithful)} of them within both goals.")
     if missing:
         lines.append(f"Not run (no results in {args.results}): {', '.join(missing)}.")
     lines.append("")

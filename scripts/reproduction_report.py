@@ -63,7 +63,7 @@ import numpy as np  # noqa: E402
 warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without cells
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cmlbed_report import stats  # noqa: E402
+from cmlbed_report import emulation, stats  # noqa: E402
 from cmlbed_report.archive import Archive  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
 from cmlbed_report.c3 import budget_numbers  # noqa: E402
@@ -593,6 +593,8 @@ class Report:
         self.superseded = 0    # pre-seed files ignored because seed files exist
         self.short = []        # names with fewer seeds than --repeats asks for
         self.fallback = []     # names with too few rounds for the window (all rounds used)
+        self.unfaithful = []   # measured grid cells whose emulation was degraded or broken
+        self.unjudged = []     # measured grid cells made before cmlbed judged its emulation
 
     def image(self, name):
         return os.path.join(self.images, "reproduction-%s.png" % name)
@@ -654,6 +656,9 @@ class Report:
             "n": min(row["n"] for row in rows.values()), "split_groups": split_groups,
             "heterogeneous": any(heterogeneous(r) for r in runs),
             "trace": any("trace" in row["links"] for row in rows.values()),
+            # The cell's worst run (docs/explanation/fidelity.md): a time taken while the
+            # emulation did not hold is the host's, and stays out of the headline.
+            "emulation": emulation.worst([emulation.verdict(r) for r in runs]),
             "where": "%s, uplink %s, %s" % (net, rate_text(rate), source)}
 
     def grid(self):
@@ -712,7 +717,13 @@ class Report:
                 source = "measured" if "measured" in cell else "simulated"
                 c = cell[source]
                 if source == "measured":
-                    self.evidence["grid"].append(c)
+                    where = "%s/%s" % (net, rate_text(rate))
+                    if c["emulation"] == "unknown":
+                        self.unjudged.append(where)
+                    if emulation.trusted(c["emulation"]) or c["emulation"] == "unknown":
+                        self.evidence["grid"].append(c)
+                    else:
+                        self.unfaithful.append("%s (%s)" % (where, c["emulation"]))
                 heat["measured"][i, j] = source == "measured"
                 heat["raw"][i, j] = c["raw"]
                 for key in ("speedup", "idle"):
@@ -735,6 +746,7 @@ class Report:
                  "next-to-last column gives the planner's fastest candidate with at least one "
                  "layer on the device, simulated, where a cell's own split is 0.\n\n"
                  % (self.from_round, self._band_source(), RAW_DATA_NOTE.lstrip("* ")))
+        self.add(self._emulation_note())
         if any(cells):
             self._grid_pictures(networks, rates, heat, cells)
             self.add("![speedup and server idle reduction over the grid](%s)\n\n"
@@ -858,6 +870,20 @@ class Report:
             text = "%s\nno diff." % text
         return value, text
 
+    def _emulation_note(self):
+        """How many measured cells' emulation held (docs/explanation/fidelity.md)."""
+        measured = len(self.evidence["grid"]) + len(self.unfaithful)
+        text = ""
+        if self.unfaithful:
+            text += ("%d of %d measured cells were not faithful emulations: %s. Their times are "
+                     "partly this host's; they are labelled in the cell column and kept out of the "
+                     "headline figures and the conclusions. " % (
+                         len(self.unfaithful), measured, ", ".join(self.unfaithful)))
+        if self.unjudged:
+            text += ("%d of %d measured cells were made before cmlbed judged its emulation "
+                     "(emulation unknown): %s. " % (len(self.unjudged), measured, ", ".join(self.unjudged)))
+        return text + "\n\n" if text else ""
+
     def _grid_row(self, c, cell, simulated):
         rows, source = c["rows"], c["source"]
         fl, sfl, pipar = rows["fl"], rows["sfl"], rows["pipar"]
@@ -868,6 +894,8 @@ class Report:
             label = "measured, n = %s" % "/".join(str(k) for k in n)
             if c["legacy"]:
                 label += " (made before seeds)"
+            if not emulation.trusted(c["emulation"]):
+                label += "; emulation %s" % c["emulation"]
             if c["split_groups"]:
                 label += "; seeds chose differently: %s" % "; ".join(
                     "%s %s" % (m, ", ".join("P %s m %s (n %d)" % (g.runs[0].option("model.split"),

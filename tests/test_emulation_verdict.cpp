@@ -59,13 +59,13 @@ TEST(EmulationVerdict, UnpacedRanksJudgedByRunQueueWait) {
 
 TEST(EmulationVerdict, WorstRankAndRuleDecideAndComeFirst) {
   RankFidelity stolen = unpaced(1, 0);
-  stolen.host_steal = 0.05;
+  stolen.host_steal = 0.08;
   const auto v = cmlbed::run::judge_emulation({stolen, paced(10, 0.3), paced(10, 2.0), paced(10, 0)}, 10.0);
   EXPECT_EQ(v.level, Emulation::broken);
   ASSERT_EQ(v.reasons.size(), 2u);
-  EXPECT_NE(v.reasons[0].find("device 1, device 2 (device 2: 2 s over 10 s held, 20.0%"), std::string::npos)
+  EXPECT_NE(v.reasons[0].find("device 1, device 2 (device 2: 2 s past 10 s held, 20.0%"), std::string::npos)
       << v.reasons[0];
-  EXPECT_NE(v.reasons[1].find("stole 5.00%"), std::string::npos) << v.reasons[1];
+  EXPECT_NE(v.reasons[1].find("stole 8.00%"), std::string::npos) << v.reasons[1];
 }
 
 TEST(EmulationVerdict, RoundsSumAndRoundTripThroughTheRow) {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <set>
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -18,12 +20,15 @@
 namespace cmlbed::planning {
 namespace {
 
+// The search's mechanics: every rank on cores of its own and every micro-batch count a
+// candidate (the tests of the host model and of pipar.min_micro_batch set them).
 std::vector<RawSetting> base_settings() {
   return {{"experiment.method", "pipar", "test"},     {"model.name", "lenet", "test"},
           {"data.dataset", "synthetic", "test"},      {"data.synthetic_shape", "1x28x28", "test"},
           {"train.batch_size", "16", "test"},         {"train.local_iterations", "3", "test"},
           {"experiment.rounds", "2", "test"},         {"devices.flops", "20mflop/s", "test"},
-          {"network.uplink_rate", "5mbit", "test"},   {"network.downlink_rate", "10mbit", "test"}};
+          {"network.uplink_rate", "5mbit", "test"},   {"network.downlink_rate", "10mbit", "test"},
+          {"plan.host_cores", "0", "test"},           {"pipar.min_micro_batch", "1", "test"}};
 }
 
 // The server's stage lengths: 1 ns per forward FLOP and sample, backward twice that.
@@ -92,15 +97,17 @@ TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses)
   };
   const std::vector<Case> cases = {
       {"slow devices", {}},
+      // Devices as fast as the profile (1 ns a FLOP forward, 2 backward) lets them keep pace: the server,
+      // serving 12, is the bottleneck.
       {"server-bound",
-       {{"devices.flops", "20gflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
+       {{"devices.flops", "400mflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
         {"network.downlink_rate", "1gbit", "test"}},
        12},
       {"thin links", {{"network.uplink_rate", "200kbit", "test"}, {"network.downlink_rate", "400kbit", "test"}}},
       {"devices differ",
        {{"device.3.uplink_rate", "250kbit", "test"}, {"device.2.flops", "2gflop/s", "test"}}},
       {"server streams",
-       {{"devices.flops", "20gflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
+       {{"devices.flops", "400mflop/s", "test"}, {"network.uplink_rate", "1gbit", "test"},
         {"train.server_streams", "2", "test"}},
        6},
       {"sfl", {{"experiment.method", "sfl", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
@@ -233,6 +240,63 @@ TEST(ParameterSearch, RawSamplesStayOnTheDevicesByDefault) {
   const Config centralised = Config::resolve(settings, {});
   for (const DeviceChoice& c : search_plan(three(centralised), server_profile(centralised), {300, 300, 300}).choices) {
     EXPECT_EQ(c.split, 0u) << "the test's premise: split 0 predicts the shortest round here";
+  }
+}
+
+// pipar.min_micro_batch: no candidate cuts a mini-batch of 16 into pieces of fewer than 8
+// samples (m = 1 or 2), or of 4 (m = 1..4); a mini-batch smaller than the bound is not cut.
+TEST(ParameterSearch, MinMicroBatchBoundsTheCandidates) {
+  struct Case {
+    const char* smallest;
+    const char* batch;
+    std::set<int> counts;
+  };
+  for (const Case& c : {Case{"8", "16", {1, 2}}, Case{"4", "16", {1, 2, 3, 4}}, Case{"8", "4", {1}}}) {
+    SCOPED_TRACE(std::string("min ") + c.smallest + ", batch " + c.batch);
+    const Config config = Config::resolve(
+        overridden(base_settings(), {{"pipar.min_micro_batch", c.smallest, "test"}, {"train.batch_size", c.batch, "test"}}),
+        {});
+    const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300}, {}, std::nullopt,
+                                          Search::every_candidate);
+    std::set<int> seen;
+    for (const PlanCandidate& candidate : result.candidates) seen.insert(candidate.micro_batches);
+    EXPECT_EQ(seen, c.counts);
+  }
+  // The default is 8 samples.
+  EXPECT_EQ(plan_spec(Config::resolve(overridden(base_settings(), {{"pipar.min_micro_batch", "", "test"}}), {}), 3)
+                .min_micro_batch,
+            8);
+}
+
+// On a host too slow for the devices' rate (12 devices and the server on 1 core, devices
+// paced at 20 GFLOP/s), the planner prefers a plan predicted to keep the pace to a faster
+// one that is not; where none keeps it, the fastest, marked as not keeping it.
+TEST(ParameterSearch, PrefersPlansThatKeepPace) {
+  PlanCandidate fast, kept;
+  fast.round_s = 1.0, fast.overrun_share = 0.5;
+  kept.round_s = 2.0, kept.overrun_share = 0.005;
+  EXPECT_FALSE(fast.keeps_pace());
+  EXPECT_TRUE(kept.keeps_pace());
+  EXPECT_TRUE(better_plan(kept, fast));
+  EXPECT_FALSE(better_plan(fast, kept));
+  for (const char* rate : {"20mflop/s", "20gflop/s"}) {
+    SCOPED_TRACE(rate);
+    const Config config = Config::resolve(
+        overridden(base_settings(), {{"devices.flops", rate, "test"}, {"plan.host_cores", "1", "test"}}), {});
+    const PlanSpec spec = plan_spec(config, 12);
+    const std::vector<std::size_t> samples(12, 300);
+    const PlanResult every = search_plan(spec, server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
+    const PlanResult some = search_plan(spec, server_profile(config), samples);
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < every.candidates.size(); ++i) {
+      if (!best || better_plan(every.candidates[i], every.candidates[*best])) best = i;
+    }
+    ASSERT_TRUE(best);
+    EXPECT_EQ(every.best, *best);
+    EXPECT_EQ(some.best, every.best);
+    const bool any_keeps = std::any_of(every.candidates.begin(), every.candidates.end(),
+                                       [](const PlanCandidate& c) { return c.keeps_pace(); });
+    EXPECT_EQ(every.candidates[every.best].keeps_pace(), any_keeps);
   }
 }
 

@@ -67,6 +67,28 @@ TEST(StartupClock, PhasesAddUpToTheTotalAndSkippedOnesTakeNoTime) {
   EXPECT_NEAR(std::accumulate(wall.begin(), wall.end(), 0.0), clock.total_seconds(), 1e-9);
 }
 
+// A second run in the same process (--repeats) counts its start-up from its own start:
+// neither the first run's time nor its CPU, and the process's load, MPI and configuration
+// phases count 0 for it.
+TEST(StartupClock, RestartCountsFromTheRepeatsOwnStart) {
+  StartupClock clock;
+  clock.end(StartupPhase::config);
+  spin_for(std::chrono::milliseconds(80));  // the first repeat's run
+  clock.end(StartupPhase::transport);
+  clock.restart();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  clock.end(StartupPhase::data);
+  clock.end(StartupPhase::transport);
+  const std::vector<double> wall = clock.phase_seconds();
+  const std::vector<double> cpu = clock.phase_cpu_seconds();
+  for (StartupPhase before : {StartupPhase::load, StartupPhase::mpi_init, StartupPhase::config}) {
+    EXPECT_EQ(wall[static_cast<std::size_t>(before)], 0.0) << startup_phase_name(before);
+  }
+  EXPECT_GE(wall[static_cast<std::size_t>(StartupPhase::data)], 0.015);
+  EXPECT_LT(clock.total_seconds(), 0.07);  // not the 80 ms the first run spun
+  EXPECT_LT(std::accumulate(cpu.begin(), cpu.end(), 0.0), 0.05);
+}
+
 TEST(StartupClock, NamesAreDistinct) {
   std::vector<std::string> names;
   for (std::size_t phase = 0; phase < kStartupPhaseCount; ++phase) {

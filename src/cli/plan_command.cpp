@@ -55,7 +55,7 @@ int plan_command(int argc, char** argv) {
         spec, profile, planning::device_sample_counts(config, *args.devices), {}, planning::first_plan_links_held_at(spec),
         args.every_candidate ? planning::Search::every_candidate : planning::Search::skip_by_bound);
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
-              << *args.devices << " devices (round time: the simulated second round)\n"
+              << *args.devices << " devices (round time: the simulated second round); host: " << spec.host_text << "\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";
     for (std::size_t i = 0; i < result.candidates.size(); ++i) {
       std::cout << row(result.candidates[i], i == result.best ? "<- chosen" : "") << "\n";
@@ -68,6 +68,12 @@ int plan_command(int argc, char** argv) {
               << (result.closed_form.round_s / best.round_s - 1) * 100 << "% slower)\n"
               << result.simulations << " simulations; " << result.skipped
               << " candidates skipped, their lower bound above the best round (docs/explanation/simulator.md)\n";
+    if (!result.chosen.keeps_pace()) {
+      std::cout << "warning: no plan keeps the devices' pace on this host: the chosen one's held stages are "
+                   "predicted to run "
+                << result.chosen.overrun_share * 100
+                << "% past their lengths (docs/explanation/fidelity.md)\n";
+    }
     if (result.passes > 0) {
       std::cout << "devices differ (" << result.device_classes << " classes of alike devices): refined class by class in "
                 << result.passes << " pass(es), "

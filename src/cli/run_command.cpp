@@ -256,7 +256,7 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);
-    planning::PlanSpec spec = planning::plan_spec(config, request.ranks - 1);
+    planning::PlanSpec spec = planning::plan_spec(config, request.ranks - 1, choice.placement_cores);
     if (spec.replans) {
       std::vector<std::size_t> samples;
       if (is_server) samples = planning::device_sample_counts(config, request.ranks - 1);
@@ -285,6 +285,8 @@ int run_repeats(RunRequest& request, const net::MpiSession& mpi, const run::RunS
                 << request.repeats[k].text("experiment.seed") << ", writing "
                 << request.repeats[k].text("output.file") << std::endl;
     }
+    // Each repeat's start-up is its own, not the earlier repeats' whole runs.
+    if (k > 0) trace::startup_clock().restart();
     const int status = run_repeat(request, k, mpi, started);
     if (status != 0) {
       if (is_server && k + 1 < n) {

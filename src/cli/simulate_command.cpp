@@ -109,7 +109,8 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
               << (args.events == "auto" ? "more than " + std::to_string(kMostEventsKept) + " events; " : std::string())
               << "--events all keeps every one)" << std::endl;
   }
-  std::cout << "simulated " << devices << " devices, " << rounds.size() << " rounds in " << took << " s" << std::endl;
+  std::cout << "simulated " << devices << " devices, " << rounds.size() << " rounds in " << took << " s; host: "
+            << spec.host_text << std::endl;
   return 0;
 }
 

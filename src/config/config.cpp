@@ -109,6 +109,7 @@ void check_value(const OptionSpec& spec, const std::string& shown_name, const st
                  const std::string& origin) {
   check_storable(shown_name, value, origin);
   if (spec.allows_auto && value == "auto") return;
+  if (!spec.word.empty() && value == spec.word) return;
   const auto check_range = [&](double number) {
     if (number < spec.min || number > spec.max) {
       fail_value(spec, shown_name, value, origin, "is out of range");
@@ -251,6 +252,9 @@ std::int64_t Config::integer(const std::string& name, int device) const {
   if (value == "auto") {
     throw std::logic_error(name + " = auto is chosen by the planner before the run (docs/explanation/simulator.md); "
                            "it has no value to read yet");
+  }
+  if (const std::string& word = spec_or_throw(name).word; !word.empty() && value == word) {
+    throw std::logic_error(name + " = " + word + " is resolved by the program that reads it; it has no number");
   }
   return std::stoll(value);
 }

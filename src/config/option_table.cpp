@@ -58,6 +58,11 @@ OptionSpec autoable(OptionSpec spec) {
   return spec;
 }
 
+OptionSpec with_word(OptionSpec spec, std::string word) {
+  spec.word = std::move(word);
+  return spec;
+}
+
 OptionSpec per_device(OptionSpec spec) {
   spec.per_device = true;
   return spec;
@@ -225,11 +230,16 @@ std::vector<OptionSpec> planning_options() {
                      "device, so raw samples never leave it; 0 lets the planner choose split "
                      "0, which uploads raw samples (centralised training, not split learning)"),
               0, 10000),
-      bounded(option("plan.host_cores", T::integer, "0", "cores",
-                     "the simulator and planner: every rank runs on one host with this many "
-                     "cores, and their stages' work shares them (processor sharing); 0: each "
-                     "rank has cores of its own (ranks spread over nodes)"),
-              0, 1 << 20),
+      with_word(bounded(option("plan.host_cores", T::integer, "placement", "cores",
+                               "the simulator and planner: every rank runs on one host with this "
+                               "many cores, and their stages' work shares them (processor sharing); "
+                               "0: each rank has cores of its own (right where mpirun spreads the "
+                               "ranks one per core over nodes); placement: as the ranks are placed "
+                               "(cmlbed run: the cores of their host, from MPI and the affinity "
+                               "masks; cmlbed plan and simulate: the devices and the server on this "
+                               "host's cores; docs/explanation/fidelity.md)"),
+                        0, 1 << 20),
+                "placement"),
       option("plan.host_slice", T::duration, "0ms", "duration",
              "with plan.host_cores: the scheduler's time slice on that host (Linux: "
              "/sys/kernel/debug/sched/base_slice_ns, by default 0.75 ms x (1 + log2 of the "
@@ -412,7 +422,9 @@ std::string allowed_values(const OptionSpec& spec) {
   }
   const std::string unit = spec.unit.empty() ? "" : " (" + spec.unit + ")";
   switch (spec.type) {
-    case OptionType::integer: return "an integer" + range + unit + (spec.allows_auto ? " or auto" : "");
+    case OptionType::integer:
+      return "an integer" + range + unit + (spec.allows_auto ? " or auto" : "") +
+             (spec.word.empty() ? "" : " or " + spec.word);
     case OptionType::real: return "a number" + range + unit;
     case OptionType::flag: return "true or false";
     case OptionType::choice: {

@@ -99,6 +99,8 @@ RoundRecorder::RoundRecorder(std::vector<net::Link>& uplinks, std::vector<net::L
   result_.start_ns = start_ns;
   result_.events.resize(static_cast<std::size_t>(devices + 1));
   result_.flops.assign(static_cast<std::size_t>(devices + 1), 0.0);
+  result_.held_ns.assign(static_cast<std::size_t>(devices + 1), 0);
+  result_.overrun_ns.assign(static_cast<std::size_t>(devices + 1), 0);
   last_end_.assign(static_cast<std::size_t>(devices + 1), -1);
   slept_.assign(static_cast<std::size_t>(devices + 1), 1);
   time_shared_ = host_cores != nullptr && 2 * (devices + 1) > host_cores->cores();
@@ -131,6 +133,13 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
     }
   } else if (stage.paced || stage.stretch > 1) {
     work = seconds_to_ns(stage.work_s);
+  }
+  // What the runtime's Timeline::Scope holds the stage to, and how far the work outlasts it.
+  const bool held = stage.paced || (stage.stretch > 1 && stage.threads == 1);
+  if (held) {
+    const std::int64_t target = stage.paced ? seconds_to_ns(stage.seconds) : seconds_to_ns(stage.work_s * stage.stretch);
+    result_.held_ns[r] += target;
+    result_.overrun_ns[r] += std::max<std::int64_t>(0, work - target);
   }
   trace::Event e;
   e.round = result_.round;

@@ -164,6 +164,11 @@ std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<
   table.closed_form_round_s = result.closed_form.round_s;
   table.profile_json = plan::to_json(profile).dump();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!result.chosen.keeps_pace()) {
+    std::cout << "plan: warning: no plan keeps the devices' pace on this host (" << spec.host_text
+              << "): the chosen one's held stages are predicted to run " << result.chosen.overrun_share * 100
+              << "% past their lengths; its times will be partly this host's (docs/explanation/fidelity.md)\n";
+  }
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
     const train::DeviceChoice& c = result.choices[d];
     std::cout << "plan: device " << d + 1 << ": split " << c.split
@@ -216,7 +221,16 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
   // Derived once: below, only the profile's path and the devices' shares of the data
   // (device_sample_counts, a read of the data set) come from the probe itself.
-  const PlanSpec spec = plan_spec(probe, devices);
+  // Where the ranks sit decides the cores the planner's simulator shares among them
+  // (plan.host_cores = placement; docs/explanation/fidelity.md).
+  const std::vector<net::NodeShare> placement = net::gather_placement(MPI_COMM_WORLD);
+  std::optional<int> placement_cores;
+  if (is_server) placement_cores = placement_host_cores(placement);
+  int cores = placement_cores.value_or(0);
+  CMLBED_MPI_CHECK(MPI_Bcast(&cores, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  placement_cores = cores;
+  const PlanSpec spec = plan_spec(probe, devices, placement_cores);
+  if (is_server) std::cout << "plan: host: " << spec.host_text << "; " << net::placement_text(placement) << std::endl;
   const std::string profile_file = probe.text("plan.profile");
   std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
   const auto started = std::chrono::steady_clock::now();
@@ -256,6 +270,7 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   adopt(choice, chosen, file_settings, cli_settings, devices);
   choice.freedom = std::move(freedom);
   choice.profile = std::move(profile);
+  choice.placement_cores = placement_cores;
   return choice;
 }
 

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include "cmlbed/base/fidelity_limits.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -97,6 +98,12 @@ PlanCandidate predict(plan::SimulationInput input) {
   for (std::size_t r = 1; r < record.idle_s.size(); ++r) device_idle += record.idle_s[r] / record.wall_s;
   candidate.device_idle = device_idle / static_cast<double>(record.idle_s.size() - 1);
   candidate.bytes = round.bytes_up + round.bytes_down;
+  for (std::size_t r = 1; r < round.held_ns.size(); ++r) {
+    if (round.held_ns[r] > 0) {
+      candidate.overrun_share = std::max(candidate.overrun_share, static_cast<double>(round.overrun_ns[r]) /
+                                                                      static_cast<double>(round.held_ns[r]));
+    }
+  }
   return candidate;
 }
 
@@ -221,27 +228,38 @@ std::size_t predict_lowest_bounds_first(PlanInputs& inputs, const std::vector<st
     const std::vector<PlanCandidate> predicted = predict_all(inputs, plans);
     for (std::size_t k = 0; k < picked.size(); ++k) {
       PlanCandidate& c = candidates[picked[k]];
-      const PlanCandidate labelled{c.split, c.micro_batches, predicted[k].round_s, predicted[k].server_idle,
-                                   predicted[k].device_idle, predicted[k].bytes, c.bound_s};
+      const PlanCandidate labelled{c.split,         c.micro_batches,       predicted[k].round_s,
+                                   predicted[k].server_idle, predicted[k].device_idle, predicted[k].bytes,
+                                   c.bound_s,       predicted[k].overrun_share};
       c = labelled;
-      best_round_s = std::min(best_round_s, c.round_s);
+      // Only a plan that keeps pace may end the search: a slower one that keeps pace is
+      // preferred to a faster one that does not.
+      if (c.keeps_pace()) best_round_s = std::min(best_round_s, c.round_s);
     }
   }
   return next;  // every candidate taken was simulated
 }
 
-// The first of the fastest simulated candidates, in their order: the choice simulating
-// every candidate would make, since one not simulated is slower than the best.
+// The first of the best simulated candidates (better_plan), in their order: the choice
+// simulating every candidate would make, since one not simulated is slower than the best
+// that keeps pace.
 std::size_t first_fastest(const std::vector<PlanCandidate>& candidates) {
   std::size_t best = candidates.size();
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const PlanCandidate& c = candidates[i];
-    if (c.simulated() && (best == candidates.size() || c.round_s < candidates[best].round_s)) best = i;
+    if (c.simulated() && (best == candidates.size() || better_plan(c, candidates[best]))) best = i;
   }
   return best;
 }
 
 }  // namespace
+
+bool PlanCandidate::keeps_pace() const { return !(overrun_share > FidelityLimits{}.overrun_faithful); }
+
+bool better_plan(const PlanCandidate& a, const PlanCandidate& b, double margin) {
+  if (a.keeps_pace() != b.keeps_pace()) return a.keeps_pace();
+  return a.round_s < b.round_s * (1 - margin);
+}
 
 std::vector<int> micro_batch_candidates(std::int64_t batch, std::int64_t smallest) {
   std::vector<int> counts;
@@ -347,13 +365,14 @@ PlanResult search_plan(const PlanSpec& spec, const plan::Profile& profile, const
           for (const int m : f.micro_batches ? std::vector<int>{*f.micro_batches} : all_counts) {
             for (const std::size_t d : members) trial[d] = {split, m};
             if (trial[members.front()] == result.choices[members.front()]) continue;
-            // Taken only if faster by 0.1%: never, when its bound says otherwise.
-            if (skip && inputs.bound(trial) >= result.chosen.round_s * (1 - 1e-3)) {
+            // Taken only if better, or as good and faster by 0.1%: never, when the plan
+            // kept keeps pace and the trial's bound says it is slower.
+            if (skip && result.chosen.keeps_pace() && inputs.bound(trial) >= result.chosen.round_s * (1 - 1e-3)) {
               ++result.skipped;
               continue;
             }
             const PlanCandidate candidate = predict_plan(trial);
-            if (candidate.round_s < result.chosen.round_s * (1 - 1e-3)) {
+            if (better_plan(candidate, result.chosen, 1e-3)) {
               for (const std::size_t d : members) result.choices[d] = trial[d];
               result.chosen = candidate;
               changed = true;

@@ -1,10 +1,23 @@
 #include "cmlbed/planning/plan_spec.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "cmlbed/base/cpu_usage.hpp"
 #include "cmlbed/setup/derived.hpp"
 
 namespace cmlbed::planning {
 
-PlanSpec plan_spec(const Config& config, int devices) {
+int placement_host_cores(const std::vector<net::NodeShare>& nodes) {
+  std::size_t ranks = 0;
+  for (const net::NodeShare& node : nodes) ranks += node.ranks.size();
+  if (nodes.size() == 1) return static_cast<int>(nodes.front().cpus.size());
+  const double crowded = net::most_ranks_per_core(nodes);
+  if (crowded <= 1) return 0;
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(ranks) / crowded)));
+}
+
+PlanSpec plan_spec(const Config& config, int devices, std::optional<int> placement_cores) {
   PlanSpec spec;
   spec.method = &method_traits(config.text("experiment.method"));
   spec.training = train::training_settings(config);
@@ -19,7 +32,18 @@ PlanSpec plan_spec(const Config& config, int devices) {
   spec.server_threads = static_cast<int>(config.integer("train.server_threads"));
   spec.device_threads = static_cast<int>(config.integer("train.device_threads"));
   spec.server_streams = static_cast<int>(config.integer("train.server_streams"));
-  spec.host_cores = static_cast<int>(config.integer("plan.host_cores"));
+  const int ranks = devices + 1;
+  if (config.text("plan.host_cores") == "placement") {
+    spec.host_cores = placement_cores.value_or(usable_cores().count);
+    spec.host_text = std::to_string(ranks) + " ranks on " +
+                     (spec.host_cores == 0 ? std::string("cores of their own") : std::to_string(spec.host_cores) + " shared cores") +
+                     (placement_cores ? " as placed" : " of this host") + " (plan.host_cores = placement)";
+  } else {
+    spec.host_cores = static_cast<int>(config.integer("plan.host_cores"));
+    spec.host_text = std::to_string(ranks) + " ranks on " +
+                     (spec.host_cores == 0 ? std::string("cores of their own") : std::to_string(spec.host_cores) + " shared cores") +
+                     " (plan.host_cores = " + std::to_string(spec.host_cores) + ")";
+  }
   spec.host_slice_ns = config.duration_ns("plan.host_slice");
   spec.sl_batches_per_turn = config.integer("sl.batches_per_turn");
   if (spec.method->local_phase) spec.adasplit = train::adasplit_settings(config);

@@ -97,8 +97,8 @@ EmulationVerdict judge_emulation(const std::vector<RankFidelity>& ranks, double 
     std::snprintf(worst, sizeof worst, "%.1fx", w.paced_worst_ratio);
     reasons.emplace_back(overrun.level,
                          "held stages ran past their lengths on " + overrun.who() + " (" + rank_name(overrun.worst_rank) +
-                             ": " + seconds(w.paced_overrun_s) + " over " + seconds(w.paced_s) + " held, " +
-                             percent(overrun.worst) + ", " + std::to_string(static_cast<long long>(w.paced_overran)) +
+                             ": " + seconds(w.paced_overrun_s) + " past " + seconds(w.paced_s) + " held, " +
+                             percent(overrun.worst) + ", in " + std::to_string(static_cast<long long>(w.paced_overran)) +
                              " of " + std::to_string(static_cast<long long>(w.paced_stages)) + " stages, worst " +
                              worst + "; over " + percent(limits.overrun_faithful) + " is not faithful, over " +
                              percent(limits.overrun_broken) + " broken): this host was too slow or too busy for the "
@@ -165,8 +165,11 @@ std::vector<RankFidelity> fidelity_of(const std::vector<trace::RoundRecord>& rou
       t.network_cpu_s += o.network_cpu_s;
       t.network_runqueue_s += o.network_runqueue_s;
       t.involuntary_switches += o.involuntary_switches;
-      t.host_steal = std::max(t.host_steal, o.host_steal);
+      t.host_steal += o.host_steal * round.wall_s;  // divided by the wall time below
     }
+  }
+  if (wall_s > 0) {
+    for (RankFidelity& t : total) t.host_steal /= wall_s;
   }
   return total;
 }

@@ -17,7 +17,7 @@ StartupClock::StartupClock() : start_ns_(process_start_ns().value_or(boottime_no
 void StartupClock::end(StartupPhase phase) {
   const auto index = static_cast<std::size_t>(phase);
   // A skipped phase ends where the one before it ended: it took no time.
-  std::int64_t previous = start_ns_, previous_cpu = 0;
+  std::int64_t previous = start_ns_, previous_cpu = start_cpu_ns_;
   for (std::size_t earlier = 0; earlier < index; ++earlier) {
     if (end_ns_[earlier] == 0) {
       end_ns_[earlier] = previous;
@@ -28,6 +28,13 @@ void StartupClock::end(StartupPhase phase) {
   }
   end_ns_[index] = boottime_now_ns();
   end_cpu_ns_[index] = process_cpu_ns();
+}
+
+void StartupClock::restart() {
+  start_ns_ = boottime_now_ns();
+  start_cpu_ns_ = process_cpu_ns();
+  end_ns_.fill(0);
+  end_cpu_ns_.fill(0);
 }
 
 std::vector<double> StartupClock::phase_seconds() const {
@@ -46,7 +53,7 @@ std::vector<double> StartupClock::phase_seconds() const {
 
 std::vector<double> StartupClock::phase_cpu_seconds() const {
   std::vector<double> seconds;
-  std::int64_t previous = 0;  // the CPU clock starts with the process
+  std::int64_t previous = start_cpu_ns_;  // the CPU clock starts with the process
   for (std::size_t phase = 0; phase < kStartupPhaseCount; ++phase) {
     if (end_ns_[phase] == 0) {
       seconds.push_back(0.0);

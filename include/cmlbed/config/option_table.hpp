@@ -21,6 +21,8 @@ struct OptionSpec {
   double max = 1e300;
   bool per_device = false;  // may be overridden for one device in a [device.K] section
   bool allows_auto = false; // may be "auto": chosen by the planner before the run (model.split, pipar.micro_batches)
+  std::string word;         // a word accepted besides the type's values, which the program resolves
+                            // ("placement" for plan.host_cores); "" = none
   bool allows_distribution = false;  // per device: may be uniform(A,B) / lognormal(M,S) (config/distribution.hpp)
 
   std::string section() const { return name.substr(0, name.find('.')); }

@@ -132,6 +132,10 @@ struct SimulatedRound {
   std::vector<std::vector<trace::Event>> events;  // per rank
   std::vector<double> flops;                      // per rank
   std::int64_t bytes_up = 0, bytes_down = 0;      // payload bytes devices -> server and back
+  // Per rank: the lengths its held stages (paced, or stretched on one thread) were held
+  // to, and how far their work ran past them under the host's load (host_cores): what
+  // the run's fidelity record will measure (docs/explanation/fidelity.md).
+  std::vector<std::int64_t> held_ns, overrun_ns;
 };
 
 // Throws std::invalid_argument for a method it cannot simulate or inconsistent input.

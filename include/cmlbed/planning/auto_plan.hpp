@@ -34,6 +34,8 @@ struct AutoChoice {
   std::vector<DeviceFreedom> freedom;
   std::vector<train::DeviceChoice> plan;
   plan::Profile profile;
+  // plan.host_cores = placement resolved from where MPI placed the ranks (plan_spec).
+  std::optional<int> placement_cores;
 };
 
 // Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on

@@ -37,8 +37,18 @@ struct PlanCandidate {
   double device_idle = 0;   // mean over devices (NaN: not simulated)
   std::int64_t bytes = 0;   // up + down in the round (-1: not simulated)
   double bound_s = 0;       // a lower bound of round_s (plan::round_lower_bound_s)
+  // The worst device's predicted overrun of its held stages / their held length (0: none
+  // held or none overran; NaN: not simulated): whether this host can keep the plan's pace.
+  double overrun_share = 0;
   bool simulated() const { return bytes >= 0; }
+  // Predicted to keep the devices' pace within a faithful emulation's limit
+  // (docs/explanation/fidelity.md): the planner prefers such plans to faster ones.
+  bool keeps_pace() const;
 };
+
+// Whether `a` is a better plan than `b`: one that keeps pace over one that does not, else
+// the faster by more than `margin` (relative).
+bool better_plan(const PlanCandidate& a, const PlanCandidate& b, double margin = 0);
 
 // What the planner may choose for one device: nullopt = choose it, a value = keep it.
 struct DeviceFreedom {

@@ -13,6 +13,7 @@
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/link.hpp"
+#include "cmlbed/net/placement.hpp"
 #include "cmlbed/train/adasplit_costs.hpp"
 #include "cmlbed/train/training_settings.hpp"
 
@@ -38,7 +39,8 @@ struct PlanSpec {
   bool personalised = false;                 // train.personalised
   bool devices_set_apart = false;            // some [device.K] section overrides a setting
   int server_threads = 1, device_threads = 1, server_streams = 1;
-  int host_cores = 0;                        // plan.host_cores
+  int host_cores = 0;                        // plan.host_cores, resolved (0: a core per rank)
+  std::string host_text;                     // how: "4 ranks on 2 cores (plan.host_cores = placement)"
   std::int64_t host_slice_ns = 0;            // plan.host_slice
   std::int64_t sl_batches_per_turn = 0;      // sl.batches_per_turn
   std::optional<train::AdaSplitSettings> adasplit;  // a method with a local phase
@@ -49,6 +51,15 @@ struct PlanSpec {
 
 // The spec of `config` for `devices` devices (devices without a [device.K] section take
 // the [devices] and [network] defaults, as `cmlbed simulate --devices N` needs).
-PlanSpec plan_spec(const Config& config, int devices);
+// plan.host_cores = placement takes `placement_cores` where the caller knows the run's
+// placement (placement_host_cores), else the devices and the server on this process's
+// usable cores (cmlbed plan and simulate, before any mpirun).
+PlanSpec plan_spec(const Config& config, int devices, std::optional<int> placement_cores = std::nullopt);
+
+// The cores the simulator's one shared host has for a run placed on `nodes` (all ranks
+// of the run): one host, its cores; several, 0 (a core per rank) where each host has a
+// core per rank, else the most crowded host's share scaled to every rank (the simulator
+// models one host: a run crowded on some hosts only is approximated).
+int placement_host_cores(const std::vector<net::NodeShare>& nodes);
 
 }  // namespace cmlbed::planning

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cmlbed/base/fidelity_limits.hpp"
 #include "cmlbed/trace/event.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -27,12 +28,7 @@ enum class Emulation : std::int32_t { faithful = 0, degraded = 1, broken = 2 };
 // "faithful", "degraded", "broken".
 const char* emulation_name(Emulation level);
 
-// The limits: up to the first, faithful; above the second, broken; between, degraded.
-struct FidelityLimits {
-  double overrun_faithful = 0.01, overrun_broken = 0.10;      // overrun / held length
-  double runqueue_faithful = 0.02, runqueue_broken = 0.10;    // run-queue wait / wall time
-  double steal_faithful = 0.02, steal_broken = 0.10;          // stolen / all host CPU time
-};
+using cmlbed::FidelityLimits;
 
 // One rank's figures over an interval (a round, or the sum of a run's rounds).
 struct RankFidelity {
@@ -56,7 +52,8 @@ EmulationVerdict judge_emulation(const std::vector<RankFidelity>& ranks, double 
 
 // The figures of the /rounds row (the columns paced_stages .. network_runqueue_s), per rank.
 std::vector<RankFidelity> fidelity_of(const trace::RoundRecord& round);
-// Summed over rounds (worst ratio and steal: the largest); the rows' wall times summed.
+// Summed over rounds (worst ratio: the largest; steal: the mean weighted by the rounds'
+// wall times); the rows' wall times summed.
 std::vector<RankFidelity> fidelity_of(const std::vector<trace::RoundRecord>& rounds, double& wall_s);
 
 // A rank's measured figures for a /rounds row: the order gather and fidelity_of agree on.

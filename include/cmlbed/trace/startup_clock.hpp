@@ -40,6 +40,11 @@ class StartupClock {
   // the transfer method has no data or model). Ending a phase again moves its end.
   void end(StartupPhase phase);
 
+  // A further run in this process (`cmlbed run --repeats`): its start-up counts from now,
+  // and the phases before it (the process's load, MPI and configuration, done once
+  // for every repeat) count 0 for it.
+  void restart();
+
   // Seconds of each phase in enum order; phases not yet ended count 0.
   std::vector<double> phase_seconds() const;
 
@@ -53,6 +58,7 @@ class StartupClock {
 
  private:
   std::int64_t start_ns_;
+  std::int64_t start_cpu_ns_ = 0;  // process CPU time at the start (0: the process's own)
   std::array<std::int64_t, kStartupPhaseCount> end_ns_{};      // 0 = not ended
   std::array<std::int64_t, kStartupPhaseCount> end_cpu_ns_{};  // process CPU time then
 };
