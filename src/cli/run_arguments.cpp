@@ -56,6 +56,8 @@ po::options_description run_options() {
       "INI configuration file; options given on the command line override it")(
       "dry-run", "check the configuration, print the plan and the resolved configuration, "
                  "and exit without training or writing any file")(
+      "strict-emulation", "refuse a run this host is predicted not to keep the devices' pace for "
+                          "(exit 2): plan.check_pacing = strict")(
       "ranks", po::value<std::string>()->value_name("N"),
       "with --dry-run: check and plan for N ranks (1 server + N-1 devices) without "
       "starting N processes; under mpirun it must equal -np")(
@@ -148,6 +150,7 @@ std::vector<RawSetting> parse_command_line(
 
 RunArguments parse_run_arguments(int argc, const char* const* argv) {
   RunArguments args;
+  bool strict = false;
   args.settings = parse_command_line("run", run_options(), argc, argv, [&](const std::string& name, const std::string& value) {
     if (name == "help") {
       args.help = true;
@@ -155,6 +158,8 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
       args.markdown = true;
     } else if (name == "dry-run") {
       args.dry_run = true;
+    } else if (name == "strict-emulation") {
+      strict = true;
     } else if (name == "config") {
       args.config_file = value;
     } else if (name == "resume") {
@@ -165,6 +170,7 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
       args.repeats = parse_repeats(value);
     }
   });
+  if (strict) replace_setting(args.settings, {"plan.check_pacing", "strict", "--strict-emulation"});
   if (args.markdown && !args.help) {
     throw ConfigError("run: --markdown goes with --help (cmlbed run --help --markdown prints the options' reference page)");
   }

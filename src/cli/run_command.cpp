@@ -17,6 +17,7 @@
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/net/placement.hpp"
 #include "cmlbed/planning/auto_plan.hpp"
 #include "cmlbed/planning/replanning.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
@@ -29,6 +30,7 @@
 #include "cmlbed/train/privacy.hpp"
 #include "commands.hpp"
 #include "run_arguments.hpp"
+#include "pacing_check.hpp"
 #include "run_plan.hpp"
 
 namespace cmlbed::cli {
@@ -230,12 +232,19 @@ int print_dry_run(const RunRequest& request) {
                 << ", writing " << repeats.front().text("output.file") << " .. " << repeats.back().text("output.file")
                 << "\n";
     }
+    if (!request.planning) {
+      check_pacing_before_run(*request.config, request.ranks - 1, /*is_server=*/true, std::nullopt, nullptr,
+                              /*alone=*/true);
+    }
     if (request.planning) {
       std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
                    "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
                    "in their place\n";
     }
   } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
+    std::cerr << "cmlbed: error: " << e.what() << "\n";
+    return 2;
+  } catch (const ConfigError& e) {  // --strict-emulation: a pace this host cannot keep
     std::cerr << "cmlbed: error: " << e.what() << "\n";
     return 2;
   }
@@ -248,6 +257,8 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   Config config = request.repeats[k];
   std::optional<trace::ResultsFile::PlanTable> plan;
   std::optional<planning::Replanner> replanner;
+  std::optional<plan::Profile> planned_profile;
+  std::optional<int> placement_cores;
   if (request.planning) {
     // Each seed is planned on its own: profiling is part of the method's cost and varies
     // with the host as the rounds do.
@@ -256,6 +267,8 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);
+    placement_cores = choice.placement_cores;
+    if (is_server) planned_profile = choice.profile;  // the emulation check's, before it moves
     planning::PlanSpec spec = planning::plan_spec(config, request.ranks - 1, choice.placement_cores);
     if (spec.replans) {
       std::vector<std::size_t> samples;
@@ -265,6 +278,14 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     }
   }
   const int devices = request.ranks - 1;
+  if (!placement_cores && config.text("plan.check_pacing") != "off") {
+    const std::vector<net::NodeShare> nodes = net::gather_placement(MPI_COMM_WORLD);  // rank 0's list
+    int cores = is_server ? planning::placement_host_cores(nodes) : 0;
+    CMLBED_MPI_CHECK(MPI_Bcast(&cores, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    placement_cores = cores;
+  }
+  check_pacing_before_run(config, devices, is_server, placement_cores, planned_profile ? &*planned_profile : nullptr,
+                          /*alone=*/false);
   return run::run_experiment(config, mpi, config.text("output.file"), k == 0 ? started : run::now_stamp(),
                                request.args.resume_file.empty() ? run::RunStart::fresh : run::RunStart::resume,
                                [&](trace::ResultsFile& results) {

@@ -246,6 +246,12 @@ std::vector<OptionSpec> planning_options() {
              "cores, at most 8)); a message that arrives while every core is busy reaches "
              "the waiting thread 3 half-slices late (3 wake-ups each wait for a core); 0: "
              "not modelled"),
+      choice("plan.check_pacing", "warn", {"warn", "strict", "off"},
+             "before round 1 (and with --dry-run): predict from a profile of this host whether it "
+             "keeps the paced or stretched devices' pace with the ranks sharing its cores, and where "
+             "not, the fastest device speed and the most devices it keeps; warn: print it; strict: "
+             "refuse the run (exit 2; --strict-emulation); off: skip the check and its profile "
+             "(docs/explanation/fidelity.md)"),
       choice("plan.replan", "off", {"off", "on_change"},
              "with model.split or pipar.micro_batches = auto: on_change plans for the links' "
              "rates as they are at the start, and plans again after a round in which a rate "

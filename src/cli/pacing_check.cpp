@@ -1,0 +1,51 @@
+#include "pacing_check.hpp"
+
+#include <iostream>
+
+#include "cmlbed/config/config_error.hpp"
+#include "cmlbed/net/mpi_session.hpp"
+#include "cmlbed/planning/capacity_check.hpp"
+#include "cmlbed/planning/profiler.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
+
+namespace cmlbed::cli {
+
+void check_pacing_before_run(const Config& config, int devices, bool is_server, std::optional<int> placement_cores,
+                             const plan::Profile* profile, bool alone) {
+  const std::string mode = config.text("plan.check_pacing");
+  if (mode == "off") return;
+  std::optional<std::string> refusal;
+  if (is_server) {
+    try {
+      const auto spec_of = [&](int n) { return planning::plan_spec(config, n, placement_cores); };
+      const planning::PlanSpec spec = spec_of(devices);
+      if (planning::any_device_held(spec)) {
+        plan::Profile own;
+        if (profile == nullptr) {
+          // A quick profile (1 + 3 runs per figure) of the server's and a device's stages,
+          // the other ranks waiting.
+          planning::ProfilerSettings quick;
+          quick.warmup = 1;
+          quick.repeats = 3;
+          quick.check_interpolation = false;
+          own = planning::profile_in_process(planning::plan_spec(config, 1, placement_cores), quick);
+        }
+        const planning::PacingCheck check = planning::check_pacing(
+            spec_of, [&](int n) { return planning::device_sample_counts(config, n); },
+            profile != nullptr ? *profile : own, devices);
+        std::cout << "emulation check: " << check.text() << "; " << spec.host_text << std::endl;
+        if (mode == "strict" && !check.keeps_pace()) {
+          refusal = "plan.check_pacing = strict (--strict-emulation): " + check.text();
+        }
+      }
+    } catch (const std::exception& e) {
+      // A run the simulator cannot predict is not refused for that, unless asked to be.
+      std::cout << "emulation check: not done: " << e.what() << std::endl;
+      if (mode == "strict") refusal = std::string("plan.check_pacing = strict: no prediction: ") + e.what();
+    }
+  }
+  if (!alone) refusal = net::agree_on_error(refusal, MPI_COMM_WORLD);
+  if (refusal) throw ConfigError(*refusal);
+}
+
+}  // namespace cmlbed::cli
