@@ -894,7 +894,7 @@ class Report:
             label = "measured, n = %s" % "/".join(str(k) for k in n)
             if c["legacy"]:
                 label += " (made before seeds)"
-            if not emulation.trusted(c["emulation"]):
+            if c["emulation"] in ("degraded", "broken"):  # unknown ones are counted below the grid
                 label += "; emulation %s" % c["emulation"]
             if c["split_groups"]:
                 label += "; seeds chose differently: %s" % "; ".join(

@@ -64,7 +64,28 @@ PY
   status=$?
   [[ $status == 2 && $(wc -l <"$work/refused") == 1 ]] || fail "--require-faithful: exit $status, $(cat "$work/refused")"
   "$python" "$report" summary --brief --require-faithful "$work/paced.h5" >/dev/null || fail "--require-faithful refused a faithful run"
+  # The trace marks the rounds and ranks that did not hold; the faithful run's has no mark
+  # but for the few tiny stages that overran by a wake-up.
+  "$python" "$report" perfetto "$work/fast.h5" -o "$work/fast.json" >/dev/null || fail "perfetto failed"
+  "$python" - "$work/fast.json" <<'PY' || fail "the trace does not mark the breach"
+import json, sys
+document = json.load(open(sys.argv[1]))
+marks = [e for e in document["traceEvents"] if e.get("cat") == "emulation"]
+rounds = [e for e in marks if e["name"] == "round emulation broken"]
+overran = [e for e in marks if e["name"].startswith("held stages overran")]
+print("trace marks:", len(rounds), "rounds,", len(overran), "ranks' overruns;", document["otherData"]["emulation"])
+sys.exit(0 if len(rounds) == 2 and len(overran) == 6 and document["otherData"]["emulation"] == "broken" else 1)
+PY
 fi
+# The check before round 1 predicts the breach: --strict-emulation refuses the fast run.
+"$cmlbed" run "${quickstart[@]}" --dry-run --ranks 4 --devices.flops=2000GFLOP/s --strict-emulation \
+  >"$work/strict.out" 2>&1
+status=$?
+[[ $status == 2 ]] && grep -q "cannot keep the devices' pace" "$work/strict.out" ||
+  { cat "$work/strict.out"; fail "--strict-emulation: exit $status"; }
+grep -q "^emulation check: this host keeps the devices' pace" "$work/paced.out" ||
+  fail "the paced run's check did not say it keeps the pace"
+grep -q "^emulation check: this host cannot keep" "$work/fast.out" || fail "the fast run's check did not warn"
 
 # FL with every device computing at once: 5 devices and the server on this host's cores.
 # Stretched to 1.05x their CPU time, the devices' stages have no room for waiting their

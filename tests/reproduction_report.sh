@@ -32,9 +32,17 @@ for section in "# Reproduction report" "## Summary" "## 0. How to read the numbe
 done
 repeats=2  # --quick's default
 # The measured cell: n = 2 and every figure as mean ± half-width; ratios with an interval,
-# "no difference measured" or "> X", never a bare point figure.
-grep -q "^| vgg5 | 100 mbit | measured, n = $repeats |" "$doc" || fail "the measured cell (n = $repeats) is not in the grid table"
-cell=$(grep "^| vgg5 | 100 mbit | measured, n = $repeats |" "$doc")
+# "no difference measured" or "> X", never a bare point figure. Where its emulation did
+# not hold on this host (docs/explanation/fidelity.md; a loaded machine), the cell says so
+# and stays out of the headline and the claims, and the note below the grid counts it.
+cell=$(grep -E "^\| vgg5 \| 100 mbit \| measured, n = $repeats(; emulation (degraded|broken))? \|" "$doc")
+[[ -n $cell ]] || fail "the measured cell (n = $repeats) is not in the grid table"
+unfaithful=$(grep -oE "measured, n = $repeats; emulation (degraded|broken)" <<<"$cell")
+if [[ -n $unfaithful ]]; then
+  echo "note: the measured cell's emulation did not hold here ($unfaithful): checking that the report keeps it out"
+  grep -q "^1 of 1 measured cells were not faithful emulations: vgg5/100 mbit" "$doc" ||
+    fail "the unfaithful cell is not counted below the grid"
+fi
 [[ $(grep -o " ± " <<<"$cell" | wc -l) -ge 5 ]] || fail "the measured cell lacks mean ± half-width: $cell"
 ratios=$(cut -d'|' -f11-13 <<<"$cell")
 grep -qE '^( (no difference measured \[[-0-9.]+, [0-9.]+\]|> [0-9.]+x|[0-9.]+x \[[0-9.]+, [0-9.]+\]) \|){2} (no difference measured \[[-0-9.]+, [0-9.]+\]|> [0-9.]+x|[0-9.]+x \[[0-9.]+, [0-9.]+\]) $' <<<"$ratios" ||
@@ -43,7 +51,8 @@ grep -q "averaged over \*\*rounds 2\.\. of each run\*\*" "$doc" || fail "the ave
 grep -q "Their ± is the simulator's validated error band, not a confidence interval: ±[0-9.]*% of the round time" "$doc" ||
   fail "the simulated cells' error band is not stated"
 grep -q "^| vgg5 | 100 mbit | pipar | P [0-9]*, m [0-9]* |" "$doc" || fail "no measured-vs-simulated row for pipar"
-grep -qE "PiPar grid, measured, split >= 1: (largest speedup of the round time vs FL \*\*|no speedup of the round time vs FL whose interval lies above 1)" "$doc" ||
+[[ -n $unfaithful ]] ||
+  grep -qE "PiPar grid, measured, split >= 1: (largest speedup of the round time vs FL \*\*|no speedup of the round time vs FL whose interval lies above 1)" "$doc" ||
   fail "no headline speedup (or its absence) in the summary"
 grep -q "Pending: DP on the main job (\`scripts/reproduction.sh --only dp,report\`)" "$doc" || fail "the DP part is not marked pending"
 grep -q "Pending: accuracy" "$doc" || fail "the accuracy part is not marked pending"
@@ -70,8 +79,13 @@ grep -q "^| AdaSplit | higher accuracy than SL | .* | \*\*not testable here\*\* 
   fail "the SL claim is not 'not testable here' for want of an SL run"
 grep -qE "^\| AdaSplit \| fewer bytes than SplitFed \| .* \| \*\*confirmed\*\* \| [0-9.]+x \[[0-9.]+, [0-9.]+\] \|" <<<"$claims" ||
   fail "AdaSplit's fewer bytes than SplitFed (a deterministic schedule) is not confirmed with its interval"
-grep -qE "^\| PiPar \| training up to 34.6x faster than FL \| 34.6x \| \*\*(confirmed|not confirmed|not testable here)\*\* \| .*(\[|> |\(n=1\)).*vgg5, uplink 100 mbit, measured" <<<"$claims" ||
-  fail "the 34.6x claim does not rest on the measured cell's interval"
+if [[ -n $unfaithful ]]; then
+  grep -qE "^\| PiPar \| training up to 34.6x faster than FL \| 34.6x \| \*\*not testable here\*\* \|" <<<"$claims" ||
+    fail "the 34.6x claim rests on a cell whose emulation did not hold"
+else
+  grep -qE "^\| PiPar \| training up to 34.6x faster than FL \| 34.6x \| \*\*(confirmed|not confirmed|not testable here)\*\* \| .*(\[|> |\(n=1\)).*vgg5, uplink 100 mbit, measured" <<<"$claims" ||
+    fail "the 34.6x claim does not rest on the measured cell's interval"
+fi
 grep -q "^13 claims: [0-9]* confirmed, [0-9]* not confirmed, [0-9]* not testable here\.$" "$doc" || fail "no count of the verdicts"
 grep -q "One binary behind every run: \`cmlbed " "$doc" || fail "the report does not name the one binary behind its runs"
 grep -q "^| \[1\] | \`profiles/vgg5.json\` | \`mpirun" "$doc" || fail "no provenance of the profile"
@@ -111,7 +125,15 @@ diff <(body "$work/doc-before.md") <(body "$doc") >"$work/diff" || { head -20 "$
 # names the command that regenerates them.
 mkdir -p "$work/old/measured"
 for method in fl sfl pipar; do
-  cp "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.json" "$work/old/measured/vgg5-100mbit-$method.h5.json"
+  # A run made before seeds was made before cmlbed judged its emulation too: no verdict.
+  "$python" - "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.json" \
+    "$work/old/measured/vgg5-100mbit-$method.h5.json" <<'PY'
+import json, sys
+digest = json.load(open(sys.argv[1]))
+for name in ("emulation", "emulation_reasons", "emulation_placement", "ranks_per_core"):
+    digest["attrs"].pop(name, None)
+json.dump(digest, open(sys.argv[2], "w"))
+PY
   cp "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.run.json" "$work/old/measured/vgg5-100mbit-$method.h5.run.json"
 done
 mkdir -p "$work/old-results"

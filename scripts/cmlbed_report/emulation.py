@@ -60,3 +60,44 @@ def require_faithful(runs):
         raise NotFaithful("--require-faithful: %d of %d runs are not faithful emulations: %s "
                           "(reasons: cmlbed-report summary without --require-faithful)"
                           % (len(failed), len(runs), ", ".join(failed)))
+
+
+LEVEL_NAMES = {0: "faithful", 1: "degraded", 2: "broken"}
+
+
+def marks(run):
+    """What did not hold, per round and rank, from the /rounds columns: a list of dicts
+    (row: the /rounds row, round, rank, level: the round's verdict, overran: held stages
+    that ran long, overrun_s, runqueue_s) for every rank with a held stage that overran,
+    and for the server (rank 0) of every round that is not faithful. Empty for files without the columns."""
+    rows = run.rounds
+    names = rows.dtype.names
+    if "emulation" not in names or "paced_overran" not in names:
+        return []
+    out = []
+    for row, r in enumerate(rows):
+        level = int(r["emulation"])
+        for rank in range(run.mpi_size):
+            overran = float(r["paced_overran"][rank])
+            # Every rank whose held stages overran; the server also for the round's verdict.
+            if not overran > 0 and not (rank == 0 and level > 0):
+                continue
+            out.append({"row": row, "round": int(r["round"]), "rank": rank,
+                        "level": LEVEL_NAMES.get(level, "not judged"),
+                        "overran": 0 if overran != overran else int(overran),
+                        "overrun_s": float(r["paced_overrun_s"][rank]),
+                        "runqueue_s": float(r["runqueue_s"][rank]),
+                        "t_ns": int(r["t_start_ns"])})
+    return out
+
+
+def title_note(run):
+    """'emulation broken: rounds 0, 1 (reason)' for a picture's title where the run was
+    judged degraded or broken; '' otherwise."""
+    level = verdict(run)
+    if level not in ("degraded", "broken"):
+        return ""
+    rounds = sorted({m["round"] for m in marks(run) if m["level"] in ("degraded", "broken")})
+    why = reasons(run)
+    return "emulation %s%s%s" % (level, (": rounds " + ", ".join(str(r) for r in rounds)) if rounds else "",
+                                 (" (" + why[0][:90] + ("..." if len(why[0]) > 90 else "") + ")") if why else "")

@@ -9,6 +9,7 @@ differ across processes and from every pid."""
 
 import collections
 import json
+from . import emulation
 
 # Complete events on one thread must nest; transfers in flight at the same time on one
 # lane overlap without nesting (PiPar uploads the next micro-batch while the last is on
@@ -136,6 +137,17 @@ def trace_events(run):
                         "args": {"name": name}})
             out.append({"ph": "M", "name": "thread_sort_index", "pid": pid_of(rank), "tid": tid,
                         "args": {"sort_index": tid % _RANK_STRIDE}})
+    # Rounds and ranks whose emulation did not hold (docs/explanation/fidelity.md): an
+    # instant event at the round's start on the rank's compute lane.
+    for mark in emulation.marks(run):
+        out.append({"ph": "i", "s": "t", "pid": pid_of(mark["rank"]), "tid": tid_of_lane(mark["rank"], compute),
+                    "ts": mark["t_ns"] / 1e3, "cat": "emulation",
+                    "name": ("held stages overran: %d by %.3g s (round: %s)" % (
+                        mark["overran"], mark["overrun_s"], mark["level"]) if mark["overran"]
+                             else "round emulation %s" % mark["level"]),
+                    "args": {"round": mark["round"], "rank": mark["rank"], "round_verdict": mark["level"],
+                             "held_stages_overran": mark["overran"], "overrun_s": mark["overrun_s"],
+                             "runqueue_s": mark["runqueue_s"]}})
     for flow_id, (src, i, dst, j) in enumerate(match_transfers(run), start=1):
         s, r = run.events[src][i], run.events[dst][j]
         # Each end binds to the slice enclosing its time on its thread: the middle of the
@@ -157,6 +169,7 @@ def write_trace(run, path):
         "traceEvents": trace_events(run),
         "displayTimeUnit": "ms",
         "otherData": {"source": run.path, "method": run.method, "mpi_size": run.mpi_size,
+                      "emulation": emulation.verdict(run), "emulation_reasons": emulation.reasons(run),
                       "time_base": "rank 0's clock, microseconds", "lanes": list(run.lane_names),
                       "ids": "pid = rank + 1; tid = 100000 * (rank + 1) + 10 * spill + lane"},
     }

@@ -7,6 +7,7 @@ import numpy as np
 from .errors import ReportError
 from .plotting import pyplot, save
 from .summary import raw_data_uploaded
+from . import emulation
 
 KIND_COLOURS = {
     "forward": "#4C72B0", "backward": "#DD8452", "step": "#55A868", "send": "#8172B3",
@@ -90,7 +91,10 @@ def draw(runs, out_path, rounds_spec=None, title=None):
                                                          windows):
         used_kinds |= _draw_run(ax, run, run_rows, rounds, t0, table, span_s, fig)
         if notes.get(id(run)):
-            ax.set_title(ax.get_title() + "\n" + notes[id(run)], fontsize=9, loc="left")
+            ax.set_title(ax.get_title(loc="left") + "\n" + notes[id(run)], fontsize=9, loc="left")
+        if emulation.title_note(run):  # the drawn times are partly this host's
+            ax.set_title(ax.get_title(loc="left") + "\n" + emulation.title_note(run), fontsize=9, loc="left",
+                         color="darkred")
     ax = axes[-1, 0]
     ax.set_xlim(0, span_s * 1.01)
     ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
