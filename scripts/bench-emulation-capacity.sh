@@ -6,7 +6,9 @@
 # mini-batches each, Fashion-MNIST. Every cell is one real run under mpirun (devices + 1
 # ranks on this host's cores); its verdict and the figures behind it (worst overrun /
 # held, the server's run-queue wait / wall; docs/explanation/fidelity.md) go to the JSON
-# (default results/emulation-capacity.json) and a Markdown table beside it (.md).
+# (default results/emulation-capacity.json) and a Markdown table beside it (.md). Before
+# each run, the same cell's `--dry-run` pacing check (the simulator's view of this host,
+# plan.check_pacing) is recorded too: its predicted overrun against the measured verdict.
 # Usage: scripts/bench-emulation-capacity.sh [OUT.json]
 #   DEVICES="3 7" RATES="2" MODELS="vgg5:4" narrow the grid; CELL_TIMEOUT (s, default 900).
 set -u
@@ -31,14 +33,16 @@ for model in $models; do
     for rate in $rates; do
       file="$work/$name-d$devices-r$rate.h5"
       echo "bench-emulation-capacity: $name, $devices devices at $rate GFLOP/s" >&2
-      if timeout "${CELL_TIMEOUT:-900}" mpirun -np $((devices + 1)) build/cmlbed run \
-           --config configs/quickstart/pipar.ini --model.name="$name" --model.split="$split" \
-           --devices.flops="${rate}GFLOP/s" --experiment.rounds=2 --train.local_iterations=2 \
+      cell=(--config configs/quickstart/pipar.ini --model.name="$name" --model.split="$split"
+            --devices.flops="${rate}GFLOP/s" --experiment.rounds=2 --train.local_iterations=2)
+      predicted=$(build/cmlbed run "${cell[@]}" --dry-run --ranks $((devices + 1)) 2>&1 |
+                  sed -n 's/^emulation check: this host \(keeps\|cannot keep\).*predicted overrun \([^ ]*\) of.*/\1 \2/p')
+      if timeout "${CELL_TIMEOUT:-900}" mpirun -np $((devices + 1)) build/cmlbed run "${cell[@]}" \
            --output.progress=false --output.file="$file" --output.overwrite=true >"${file%.h5}.out" 2>&1; then
-        cells+=("$name:$split:$devices:$rate:$file")
+        cells+=("$name:$split:$devices:$rate:${predicted// /=}:$file")
       else
         echo "bench-emulation-capacity: the cell failed or timed out (${file%.h5}.out)" >&2
-        cells+=("$name:$split:$devices:$rate:")
+        cells+=("$name:$split:$devices:$rate:${predicted// /=}:")
       fi
     done
   done
@@ -50,8 +54,10 @@ import numpy as np
 
 out, provenance, rows = sys.argv[1], sys.argv[2], []
 for cell in sys.argv[3:]:
-    model, split, devices, rate, path = cell.split(":", 4)
-    row = {"model": model, "split": int(split), "devices": int(devices), "gflops": float(rate)}
+    model, split, devices, rate, predicted, path = cell.split(":", 5)
+    row = {"model": model, "split": int(split), "devices": int(devices), "gflops": float(rate),
+           # The dry run's check: "keeps 0.043%" or "cannot keep 28%" ("" if none printed).
+           "predicted": predicted.replace("=", " ")}
     if not path:
         row["emulation"] = "failed"
         rows.append(row)
@@ -70,7 +76,8 @@ for cell in sys.argv[3:]:
 json.dump({"host": provenance, "cells": rows}, open(out, "w"), indent=1)
 models = sorted({(r["model"], r["split"]) for r in rows}, key=lambda m: m[0] != "vgg5")
 rates = sorted({r["gflops"] for r in rows})
-lines = ["Host: %s. Cell: verdict (worst device overrun / held; server run-queue wait / wall)." % provenance, ""]
+lines = ["Host: %s. Cell: measured verdict (worst device overrun / held; server run-queue wait / "
+         "wall; the check before the run: keeps the pace?, predicted overrun)." % provenance, ""]
 for model, split in models:
     lines += ["%s, split %d:" % (model, split), "",
               "| devices | " + " | ".join("%g GFLOP/s" % g for g in rates) + " |",
@@ -85,8 +92,9 @@ for model, split in models:
                 cells.append("failed")
             else:
                 c = found[0]
-                cells.append("%s (%.1f%%; %.1f%%)" % (c["emulation"], 100 * c["worst_overrun_share"],
-                                                    100 * c["server_runqueue_share"]))
+                cells.append("%s (%.1f%%; %.1f%%; predicted %s)" % (
+                    c["emulation"], 100 * c["worst_overrun_share"], 100 * c["server_runqueue_share"],
+                    c["predicted"].replace("cannot keep", "no").replace("keeps", "yes") or "-"))
         lines.append("| %d | %s |" % (devices, " | ".join(cells)))
     lines.append("")
 text = "\n".join(lines)

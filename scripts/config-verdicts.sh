@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs configs on this host for a few rounds and tells, for each, whether the emulation
 # held: the verdict cmlbed writes (docs/explanation/fidelity.md) with the figures behind
-# it. Writes results/config-verdicts/<name>.h5, results/config-verdicts.json and a
-# Markdown table results/config-verdicts.md (printed as well).
-# Usage: scripts/config-verdicts.sh [--rounds R] [--timeout S] [CONFIG.ini ...]
+# it. A verdict needs a few mini-batches per round, not a config's whole round: each run
+# trains at most ITERATIONS mini-batches per round (train.local_iterations, default 4),
+# so that the heavy networks fit. Writes results/config-verdicts/<name>.h5,
+# results/config-verdicts.json and a Markdown table results/config-verdicts.md (printed).
+# Usage: scripts/config-verdicts.sh [--rounds R] [--iterations N] [--timeout S] [CONFIG.ini ...]
 #   default: every configs/**/*.ini, 2 rounds each, at most 600 s each; each runs with
 #   the rank count of its "# ranks: N" header.
 set -u
@@ -11,12 +13,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
 source scripts/ini-value.sh
 source scripts/mpi-env.sh
-rounds=2 timeout=600 configs=()
+rounds=2 iterations=4 timeout=600 configs=()
 while (($# > 0)); do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     -*) echo "config-verdicts: unknown option $1" >&2; exit 2 ;;
     *) configs+=("$1"); shift ;;
   esac
@@ -34,8 +37,11 @@ for config in "${configs[@]}"; do
   ranks=$(config_ranks "$config")
   [[ -n $ranks ]] || { echo "config-verdicts: $config has no '# ranks: N' header; skipped" >&2; continue; }
   name=$(echo "${config%.ini}" | sed 's|^configs/||; s|/|-|g')
-  echo "config-verdicts: $config ($ranks ranks, $rounds rounds)" >&2
-  if timeout "$timeout" mpirun -np "$ranks" build/cmlbed run --config "$config" --experiment.rounds="$rounds" \
+  own=$(ini_value "$config" train local_iterations)
+  cap=()
+  [[ -z $own || $own -gt $iterations ]] && cap=(--train.local_iterations="$iterations")
+  echo "config-verdicts: $config ($ranks ranks, $rounds rounds${cap:+, $iterations mini-batches each})" >&2
+  if timeout "$timeout" mpirun -np "$ranks" build/cmlbed run --config "$config" --experiment.rounds="$rounds" "${cap[@]}" \
        --output.file="$out/$name.h5" --output.overwrite=true >"$out/$name.out" 2>&1; then
     files+=("$config=$out/$name.h5")
   else
@@ -77,15 +83,17 @@ json.dump(rows, open(out + ".json", "w"), indent=1)
 def pct(v):
     return "-" if v is None else "%.2f%%" % (100 * v)
 
-lines = ["| config | method | ranks on cores | round s | worst overrun / held | server run-queue / wall | verdict |",
-         "|---|---|---|---|---|---|---|"]
+lines = ["| config | method | ranks on cores | round s | worst overrun / held | server run-queue / wall "
+         "| worst unheld rank's run-queue / wall | verdict |",
+         "|---|---|---|---|---|---|---|---|"]
 for row in rows:
     if row["emulation"] == "failed":
-        lines.append("| %s | | | | | | failed |" % row["config"])
+        lines.append("| %s | | | | | | | failed |" % row["config"])
         continue
-    lines.append("| %s | %s | %s | %.2f | %s | %s | %s |" % (
+    lines.append("| %s | %s | %s | %.2f | %s | %s | %s | %s |" % (
         row["config"], row["method"], row["placement"].split(": ", 1)[-1], row["round_s"],
-        pct(row["worst_overrun_share"]), pct(row["server_runqueue_share"]), row["emulation"]))
+        pct(row["worst_overrun_share"]), pct(row["server_runqueue_share"]),
+        pct(row["worst_unheld_runqueue_share"]), row["emulation"]))
 text = "\n".join(lines) + "\n"
 open(out + ".md", "w").write(text)
 print(text)

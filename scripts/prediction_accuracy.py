@@ -130,7 +130,8 @@ def _compare(base):
             "measured_round_s": measured, "simulated_round_s": simulated, "error": simulated / measured - 1,
             "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
             "idle_points": 100 * (simulated_idle - measured_idle), "simulated_cpu_demand": cpu_demand(own or sim),
-            "host_cores": int(sim.option("plan.host_cores") or 0),
+            # A number, or `placement` (this host's cores, which the table shows as the word).
+            "host_cores": (lambda v: int(v) if v.isdigit() else v)(sim.option("plan.host_cores") or "0"),
             "host_slice": sim.option("plan.host_slice") or "0ms",
             "own_cores_error": own.steady_round_s() / measured - 1 if own else None, "host_drift": drift,
             "emulation": emulation.verdict(run),
