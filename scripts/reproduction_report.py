@@ -1147,15 +1147,16 @@ class Report:
         losing = [c for c in shown if (c["source"] == "measured" and c["speedup"].verdict == stats.BELOW_1)
                   or (c["source"] == "simulated" and np.isfinite(c["speedup"].value)
                       and c["speedup"].value < 1)]
-        # A loss measured while the emulation did not hold is the host's, not a finding
-        # (docs/explanation/fidelity.md).
-        host_made = [c for c in losing if c.get("emulation") in ("degraded", "broken")]
+        # A gain or loss measured while the emulation did not hold is the host's, not a
+        # finding (docs/explanation/fidelity.md).
+        host_made = [c for c in shown if c.get("emulation") in ("degraded", "broken")]
         losing = [c for c in losing if c not in host_made]
         if host_made:
             lines.append(
-                "- **Where PiPar seems to lose to FL, the emulation did not hold:** %s. Their "
-                "round times are partly this host's (its ranks waited for its cores), so these "
-                "cells are no evidence either way; they are kept out of the headline." % "; ".join(
+                "- **Where the emulation did not hold:** %s. Their round times are partly this "
+                "host's (its ranks waited for its cores, or the devices' stages outlasted their "
+                "pace), so these cells are no evidence either way; they are kept out of the "
+                "headline." % "; ".join(
                     "%s at %s (%s; emulation %s: %s)" % (
                         c["net"], rate_text(c["rate"]), self._ratio_cell(c["speedup"], c["source"]),
                         c["emulation"], self._first_reason(c)) for c in host_made))
