@@ -584,7 +584,8 @@ def report_text(runs, rows, per_round, from_round=1):
         for run in runs:
             status = "" if run.complete else "  (incomplete: %d of %d rounds)" % (
                 len(run.rounds), run.configured_rounds)
-            parts.append("== %s: %s, %s%s\n" % (run.name, run.method, run.path, status))
+            parts.append("== %s: %s, %s, emulation %s%s\n" % (run.name, run.method, run.path,
+                                                              emulation.verdict(run), status))
             parts.append(text_table(round_rows(run), ROUND_COLUMNS) + "\n")
     parts.append("== runs, grouped over seeds (mean ± 95% half-width; speedup and idle "
                  "reductions per round against the group in 'vs', Fieller 95% interval "
