@@ -19,10 +19,8 @@ out=${1:-results/emulation-capacity.json}
 devices_list=${DEVICES:-3 7 15 31 63}
 rates=${RATES:-0.5 2 8}
 models=${MODELS:-vgg5:4 lenet:2}
-python=python3
-"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
-"$python" -c "import h5py" 2>/dev/null ||
-  { echo "bench-emulation-capacity: needs h5py: apt-get install python3-h5py" >&2; exit 1; }
+source scripts/h5py-python.sh
+h5py_python bench-emulation-capacity
 test -x build/cmlbed || { echo "bench-emulation-capacity: build/cmlbed is missing: run scripts/setup.sh" >&2; exit 1; }
 work=results/emulation-capacity
 mkdir -p "$work" "$(dirname "$out")"

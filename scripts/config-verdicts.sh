@@ -25,10 +25,8 @@ while (($# > 0)); do
   esac
 done
 ((${#configs[@]} > 0)) || mapfile -t configs < <(find configs -name '*.ini' | sort)
-python=python3
-"$python" -c "import h5py" 2>/dev/null || python=/usr/bin/python3
-"$python" -c "import h5py" 2>/dev/null ||
-  { echo "config-verdicts: needs h5py: apt-get install python3-h5py (Debian's /usr/bin/python3)" >&2; exit 1; }
+source scripts/h5py-python.sh
+h5py_python config-verdicts
 test -x build/cmlbed || { echo "config-verdicts: build/cmlbed is missing: run scripts/setup.sh" >&2; exit 1; }
 out=results/config-verdicts
 mkdir -p "$out"

@@ -600,6 +600,7 @@ def report_text(runs, rows, per_round, from_round=1):
 
 def report_markdown(runs, rows, from_round=1):
     """`rows`: compare_groups' rows."""
+    emulation_note = emulation.note(runs)
     parts = ["## Runs\n\n", markdown_table(rows, _MARKDOWN_GROUP_COLUMNS), "\n",
              _raw_data_note(rows).replace("*", "\\*", 1),
              ("\n" + window_note(rows, from_round)) if from_round > 1 else "",
@@ -608,7 +609,7 @@ def report_markdown(runs, rows, from_round=1):
              "TFLOPs = training FLOPs (forward, backward, optimizer step) / 10^12 over all "
              "rounds, of the server and of all devices together; '-' where the file "
              "predates a column. " + STATISTICS_NOTE + "\n",
-             ("\n" + emulation.note(runs)) if emulation.note(runs) else ""]
+             ("\n" + emulation_note) if emulation_note else ""]
     for run in runs:
         parts.append("\n## %s (%s)\n\n" % (run.name, run.method))
         parts.append(markdown_table(round_rows(run), ROUND_COLUMNS))

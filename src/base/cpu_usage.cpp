@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
 
 namespace cmlbed {
 
@@ -48,28 +49,15 @@ HostTicks host_ticks() {
   return ticks;
 }
 
-UsableCores usable_cores() {
+std::set<int> usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  UsableCores cores;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return cores;
-  int run_start = -1;
-  const auto close_run = [&](int last) {
-    if (run_start < 0) return;
-    if (!cores.list.empty()) cores.list += ",";
-    cores.list += std::to_string(run_start) + (last > run_start ? "-" + std::to_string(last) : "");
-    run_start = -1;
-  };
+  std::set<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) {
-      ++cores.count;
-      if (run_start < 0) run_start = cpu;
-    } else {
-      close_run(cpu - 1);
-    }
+    if (CPU_ISSET(cpu, &set)) cpus.insert(cpu);
   }
-  close_run(CPU_SETSIZE - 1);
-  return cores;
+  return cpus;
 }
 
 }  // namespace cmlbed

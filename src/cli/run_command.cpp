@@ -17,7 +17,6 @@
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
-#include "cmlbed/net/placement.hpp"
 #include "cmlbed/planning/auto_plan.hpp"
 #include "cmlbed/planning/replanning.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
@@ -279,10 +278,7 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   }
   const int devices = request.ranks - 1;
   if (!placement_cores && config.text("plan.check_pacing") != "off") {
-    const std::vector<net::NodeShare> nodes = net::gather_placement(MPI_COMM_WORLD);  // rank 0's list
-    int cores = is_server ? planning::placement_host_cores(nodes) : 0;
-    CMLBED_MPI_CHECK(MPI_Bcast(&cores, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    placement_cores = cores;
+    placement_cores = planning::run_placement(MPI_COMM_WORLD).cores;
   }
   check_pacing_before_run(config, devices, is_server, placement_cores, planned_profile ? &*planned_profile : nullptr,
                           /*alone=*/false);

@@ -17,6 +17,8 @@ int cpu_number(const std::string& text, const std::string& list) {
   return std::stoi(text);
 }
 
+}  // namespace
+
 std::string cpu_list_text(const std::set<int>& cpus) {
   std::string text;
   for (auto it = cpus.begin(); it != cpus.end();) {
@@ -29,8 +31,6 @@ std::string cpu_list_text(const std::set<int>& cpus) {
   }
   return text;
 }
-
-}  // namespace
 
 std::set<int> parse_cpu_list(const std::string& list) {
   std::set<int> cpus;
@@ -66,7 +66,7 @@ std::vector<NodeShare> node_shares(const std::vector<std::string>& hosts, const 
 
 std::vector<NodeShare> gather_placement(MPI_Comm comm) {
   const std::vector<std::string> hosts = gather_host_names(comm);
-  const std::vector<std::string> lists = gather_strings(usable_cores().list, comm);
+  const std::vector<std::string> lists = gather_strings(cpu_list_text(usable_cpus()), comm);
   return hosts.empty() ? std::vector<NodeShare>{} : node_shares(hosts, lists);
 }
 

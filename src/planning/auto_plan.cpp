@@ -217,20 +217,23 @@ void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const st
 
 }  // namespace
 
+RunPlacement run_placement(MPI_Comm comm) {
+  RunPlacement placement;
+  placement.nodes = net::gather_placement(comm);
+  if (!placement.nodes.empty()) placement.cores = placement_host_cores(placement.nodes);  // rank 0
+  CMLBED_MPI_CHECK(MPI_Bcast(&placement.cores, 1, MPI_INT, 0, comm));
+  return placement;
+}
+
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
-  // Derived once: below, only the profile's path and the devices' shares of the data
-  // (device_sample_counts, a read of the data set) come from the probe itself.
   // Where the ranks sit decides the cores the planner's simulator shares among them
   // (plan.host_cores = placement; docs/explanation/fidelity.md).
-  const std::vector<net::NodeShare> placement = net::gather_placement(MPI_COMM_WORLD);
-  std::optional<int> placement_cores;
-  if (is_server) placement_cores = placement_host_cores(placement);
-  int cores = placement_cores.value_or(0);
-  CMLBED_MPI_CHECK(MPI_Bcast(&cores, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  placement_cores = cores;
-  const PlanSpec spec = plan_spec(probe, devices, placement_cores);
-  if (is_server) std::cout << "plan: host: " << spec.host_text << "; " << net::placement_text(placement) << std::endl;
+  const RunPlacement placement = run_placement(MPI_COMM_WORLD);
+  // Derived once: below, only the profile's path and the devices' shares of the data
+  // (device_sample_counts, a read of the data set) come from the probe itself.
+  const PlanSpec spec = plan_spec(probe, devices, placement.cores);
+  if (is_server) std::cout << "plan: host: " << spec.host_text << "; " << net::placement_text(placement.nodes) << std::endl;
   const std::string profile_file = probe.text("plan.profile");
   std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
   const auto started = std::chrono::steady_clock::now();
@@ -270,7 +273,7 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   adopt(choice, chosen, file_settings, cli_settings, devices);
   choice.freedom = std::move(freedom);
   choice.profile = std::move(profile);
-  choice.placement_cores = placement_cores;
+  choice.placement_cores = placement.cores;
   return choice;
 }
 

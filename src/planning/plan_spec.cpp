@@ -32,18 +32,14 @@ PlanSpec plan_spec(const Config& config, int devices, std::optional<int> placeme
   spec.server_threads = static_cast<int>(config.integer("train.server_threads"));
   spec.device_threads = static_cast<int>(config.integer("train.device_threads"));
   spec.server_streams = static_cast<int>(config.integer("train.server_streams"));
-  const int ranks = devices + 1;
-  if (config.text("plan.host_cores") == "placement") {
-    spec.host_cores = placement_cores.value_or(usable_cores().count);
-    spec.host_text = std::to_string(ranks) + " ranks on " +
-                     (spec.host_cores == 0 ? std::string("cores of their own") : std::to_string(spec.host_cores) + " shared cores") +
-                     (placement_cores ? " as placed" : " of this host") + " (plan.host_cores = placement)";
-  } else {
-    spec.host_cores = static_cast<int>(config.integer("plan.host_cores"));
-    spec.host_text = std::to_string(ranks) + " ranks on " +
-                     (spec.host_cores == 0 ? std::string("cores of their own") : std::to_string(spec.host_cores) + " shared cores") +
-                     " (plan.host_cores = " + std::to_string(spec.host_cores) + ")";
-  }
+  const bool placed = config.text("plan.host_cores") == "placement";
+  spec.host_cores = placed ? placement_cores.value_or(static_cast<int>(usable_cpus().size()))
+                           : static_cast<int>(config.integer("plan.host_cores"));
+  spec.host_text = std::to_string(devices + 1) + " ranks on " +
+                   (spec.host_cores == 0 ? std::string("cores of their own")
+                                         : std::to_string(spec.host_cores) + " shared cores") +
+                   (!placed ? "" : placement_cores ? " as placed" : " of this host") + " (plan.host_cores = " +
+                   (placed ? std::string("placement") : std::to_string(spec.host_cores)) + ")";
   spec.host_slice_ns = config.duration_ns("plan.host_slice");
   spec.sl_batches_per_turn = config.integer("sl.batches_per_turn");
   if (spec.method->local_phase) spec.adasplit = train::adasplit_settings(config);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <stdexcept>
 
 namespace cmlbed::run {
@@ -52,6 +53,31 @@ struct Finding {
 double value_at(const std::vector<double>& column, std::size_t rank) {
   return rank < column.size() && std::isfinite(column[rank]) ? column[rank] : 0.0;
 }
+
+// Every figure of RankFidelity once: its /rounds column, and how a run's rounds combine
+// it. The table's order is the order the ranks gather their figures in (fidelity_values).
+enum class Over { sum, largest, wall_weighted_mean };
+struct FidelityField {
+  double RankFidelity::*figure;
+  std::vector<double> trace::RoundRecord::*column;
+  Over over_rounds;
+};
+using R = trace::RoundRecord;
+using F = RankFidelity;
+constexpr FidelityField kFields[] = {
+    {&F::paced_stages, &R::paced_stages, Over::sum},
+    {&F::paced_overran, &R::paced_overran, Over::sum},
+    {&F::paced_s, &R::paced_s, Over::sum},
+    {&F::paced_overrun_s, &R::paced_overrun_s, Over::sum},
+    {&F::paced_worst_ratio, &R::paced_worst_ratio, Over::largest},
+    {&F::cpu_s, &R::cpu_s, Over::sum},
+    {&F::runqueue_s, &R::runqueue_s, Over::sum},
+    {&F::network_cpu_s, &R::network_cpu_s, Over::sum},
+    {&F::network_runqueue_s, &R::network_runqueue_s, Over::sum},
+    {&F::involuntary_switches, &R::involuntary_switches, Over::sum},
+    {&F::host_steal, &R::host_steal, Over::wall_weighted_mean},
+};
+static_assert(std::size(kFields) == kFidelityValues);
 
 }  // namespace
 
@@ -128,18 +154,7 @@ std::vector<RankFidelity> fidelity_of(const trace::RoundRecord& round) {
   const std::size_t ranks = round.cpu_s.size();
   std::vector<RankFidelity> out(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
-    RankFidelity& f = out[r];
-    f.paced_stages = value_at(round.paced_stages, r);
-    f.paced_overran = value_at(round.paced_overran, r);
-    f.paced_s = value_at(round.paced_s, r);
-    f.paced_overrun_s = value_at(round.paced_overrun_s, r);
-    f.paced_worst_ratio = value_at(round.paced_worst_ratio, r);
-    f.cpu_s = value_at(round.cpu_s, r);
-    f.runqueue_s = value_at(round.runqueue_s, r);
-    f.network_cpu_s = value_at(round.network_cpu_s, r);
-    f.network_runqueue_s = value_at(round.network_runqueue_s, r);
-    f.involuntary_switches = value_at(round.involuntary_switches, r);
-    f.host_steal = value_at(round.host_steal, r);
+    for (const FidelityField& field : kFields) out[r].*field.figure = value_at(round.*field.column, r);
   }
   return out;
 }
@@ -153,31 +168,37 @@ std::vector<RankFidelity> fidelity_of(const std::vector<trace::RoundRecord>& rou
     wall_s += round.wall_s;
     total.resize(std::max(total.size(), one.size()));
     for (std::size_t r = 0; r < one.size(); ++r) {
-      RankFidelity& t = total[r];
-      const RankFidelity& o = one[r];
-      t.paced_stages += o.paced_stages;
-      t.paced_overran += o.paced_overran;
-      t.paced_s += o.paced_s;
-      t.paced_overrun_s += o.paced_overrun_s;
-      t.paced_worst_ratio = std::max(t.paced_worst_ratio, o.paced_worst_ratio);
-      t.cpu_s += o.cpu_s;
-      t.runqueue_s += o.runqueue_s;
-      t.network_cpu_s += o.network_cpu_s;
-      t.network_runqueue_s += o.network_runqueue_s;
-      t.involuntary_switches += o.involuntary_switches;
-      t.host_steal += o.host_steal * round.wall_s;  // divided by the wall time below
+      for (const FidelityField& field : kFields) {
+        double& t = total[r].*field.figure;
+        const double o = one[r].*field.figure;
+        switch (field.over_rounds) {
+          case Over::sum:
+            t += o;
+            break;
+          case Over::largest:
+            t = std::max(t, o);
+            break;
+          case Over::wall_weighted_mean:
+            t += o * round.wall_s;  // divided by the wall time below
+            break;
+        }
+      }
     }
   }
   if (wall_s > 0) {
-    for (RankFidelity& t : total) t.host_steal /= wall_s;
+    for (RankFidelity& t : total) {
+      for (const FidelityField& field : kFields) {
+        if (field.over_rounds == Over::wall_weighted_mean) t.*field.figure /= wall_s;
+      }
+    }
   }
   return total;
 }
 
 std::vector<double> fidelity_values(const RankFidelity& f) {
-  return {f.paced_stages, f.paced_overran,   f.paced_s,           f.paced_overrun_s,
-          f.paced_worst_ratio, f.cpu_s,      f.runqueue_s,        f.network_cpu_s,
-          f.network_runqueue_s, f.involuntary_switches, f.host_steal};
+  std::vector<double> values;
+  for (const FidelityField& field : kFields) values.push_back(f.*field.figure);
+  return values;
 }
 
 RankFidelity fidelity_from_values(const std::vector<double>& v, std::size_t first) {
@@ -186,32 +207,15 @@ RankFidelity fidelity_from_values(const std::vector<double>& v, std::size_t firs
                                 std::to_string(first + kFidelityValues));
   }
   RankFidelity f;
-  double* fields[] = {&f.paced_stages, &f.paced_overran,  &f.paced_s,           &f.paced_overrun_s,
-                      &f.paced_worst_ratio, &f.cpu_s,     &f.runqueue_s,        &f.network_cpu_s,
-                      &f.network_runqueue_s, &f.involuntary_switches, &f.host_steal};
-  static_assert(sizeof fields / sizeof fields[0] == kFidelityValues);
-  for (std::size_t i = 0; i < kFidelityValues; ++i) *fields[i] = v[first + i];
+  for (std::size_t i = 0; i < kFidelityValues; ++i) f.*kFields[i].figure = v[first + i];
   return f;
 }
 
 void record_fidelity(trace::RoundRecord& round, const std::vector<RankFidelity>& ranks, const std::string& placement) {
-  for (auto* column : {&round.paced_stages, &round.paced_overran, &round.paced_s, &round.paced_overrun_s,
-                       &round.paced_worst_ratio, &round.cpu_s, &round.runqueue_s, &round.network_cpu_s,
-                       &round.network_runqueue_s, &round.involuntary_switches, &round.host_steal}) {
-    column->clear();
-  }
-  for (const RankFidelity& f : ranks) {
-    round.paced_stages.push_back(f.paced_stages);
-    round.paced_overran.push_back(f.paced_overran);
-    round.paced_s.push_back(f.paced_s);
-    round.paced_overrun_s.push_back(f.paced_overrun_s);
-    round.paced_worst_ratio.push_back(f.paced_worst_ratio);
-    round.cpu_s.push_back(f.cpu_s);
-    round.runqueue_s.push_back(f.runqueue_s);
-    round.network_cpu_s.push_back(f.network_cpu_s);
-    round.network_runqueue_s.push_back(f.network_runqueue_s);
-    round.involuntary_switches.push_back(f.involuntary_switches);
-    round.host_steal.push_back(f.host_steal);
+  for (const FidelityField& field : kFields) {
+    std::vector<double>& column = round.*field.column;
+    column.clear();
+    for (const RankFidelity& f : ranks) column.push_back(f.*field.figure);
   }
   round.emulation = static_cast<std::int32_t>(judge_emulation(ranks, round.wall_s, placement).level);
 }

@@ -4,7 +4,7 @@
 // A thread that is runnable but not running waits in a run queue; that wait is CPU the
 // rank wanted and did not get, so its stages took longer than their work.
 #include <cstdint>
-#include <string>
+#include <set>
 
 namespace cmlbed {
 
@@ -34,11 +34,7 @@ struct HostTicks {
 };
 HostTicks host_ticks();
 
-// The CPUs this process may run on (sched_getaffinity), as a sorted list "0-3,6" and a count.
-struct UsableCores {
-  int count = 0;
-  std::string list;
-};
-UsableCores usable_cores();
+// The CPUs this process may run on (sched_getaffinity); empty where it cannot be read.
+std::set<int> usable_cpus();
 
 }  // namespace cmlbed

@@ -22,6 +22,9 @@ struct NodeShare {
 // std::invalid_argument for text that is not such a list.
 std::set<int> parse_cpu_list(const std::string& list);
 
+// {0, 1, 2, 3, 6} -> "0-3,6", the form parse_cpu_list reads.
+std::string cpu_list_text(const std::set<int>& cpus);
+
 // One entry per host, in the order of their first rank; hosts[r] and cpu_lists[r] are
 // rank r's host name and affinity list.
 std::vector<NodeShare> node_shares(const std::vector<std::string>& hosts, const std::vector<std::string>& cpu_lists);

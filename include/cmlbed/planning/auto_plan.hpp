@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/net/placement.hpp"
 #include "cmlbed/plan/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
@@ -37,6 +38,15 @@ struct AutoChoice {
   // plan.host_cores = placement resolved from where MPI placed the ranks (plan_spec).
   std::optional<int> placement_cores;
 };
+
+// Where a run's ranks sit (rank 0 holds the list; the others an empty one) and the cores
+// plan.host_cores = placement gives the planner's simulator for it (placement_host_cores),
+// the same on every rank. Collective over `comm`.
+struct RunPlacement {
+  std::vector<net::NodeShare> nodes;
+  int cores = 0;
+};
+RunPlacement run_placement(MPI_Comm comm);
 
 // Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
 // rank 0 (with plan.replan = on_change, for the links' rates at the start, held), prints
