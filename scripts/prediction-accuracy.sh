@@ -11,13 +11,15 @@
 # (plan.host_cores = 0) is shown beside it. An override --plan.host_cores=C replaces both
 # with one simulation on C cores.
 #
-#   scripts/prediction-accuracy.sh [--configs "A.ini B.ini" | --random N --seed S] [--results DIR]
-#                                  [--doc FILE] [--quick] [--check ROUND_PCT IDLE_POINTS]
+#   scripts/prediction-accuracy.sh [--configs "A.ini B.ini" | --random N --seed S [--generator G]]
+#                                  [--results DIR] [--doc FILE] [--quick] [--check ROUND_PCT IDLE_POINTS]
 #                                  [--steady PCT TRIES] [--repeats N] [--force] [-- OVERRIDES...]
 #
 # --random N --seed S: instead of configs/, N configurations drawn by scripts/random-configs.py
 # (written to DIR/random-S/, rows named random-S-K: rerun one with --random K --seed S, the
 # first K draws being the same); the table goes to docs/prediction-random-S.md unless --doc.
+# --generator crowded: the draws of scripts/crowded-configs.py instead (more ranks than
+# cores, Fashion-MNIST, longer rounds), rows crowded-S-K, table docs/prediction-crowded-S.md.
 # Rounds: the config's, at most 3, except for configs with rate traces (their point is the
 # change, which needs every round). --quick: 2 rounds of 3 mini-batches (the ctest).
 # --check: exit 1 unless every row is within ROUND_PCT % and IDLE_POINTS points.
@@ -45,7 +47,7 @@ source scripts/ini-value.sh
 source scripts/host-slice.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
-steady=5 tries="" repeats=1 random_count="" random_seed="" doc_given=false
+steady=5 tries="" repeats=1 random_count="" random_seed="" doc_given=false generator=random
 while [[ $# -gt 0 ]]; do
   case $1 in
     --configs) configs=$2; shift 2 ;;
@@ -53,6 +55,7 @@ while [[ $# -gt 0 ]]; do
     --doc) doc=$2 doc_given=true; shift 2 ;;
     --random) random_count=$2; shift 2 ;;
     --seed) random_seed=$2; shift 2 ;;
+    --generator) generator=$2; shift 2 ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --check) check=(--check "$2" "$3"); shift 3 ;;
@@ -64,6 +67,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 overrides=("$@")
+[[ $generator == random || $generator == crowded ]] ||
+  { echo "prediction-accuracy.sh: --generator is random or crowded, not '$generator'" >&2; exit 2; }
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "prediction-accuracy.sh: --repeats N: a count >= 1" >&2; exit 2; }
 if [[ -z $tries ]]; then if $quick || ((repeats > 1)); then tries=1; else tries=3; fi; fi
 [[ $tries =~ ^[1-9][0-9]*$ && $steady =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
@@ -73,9 +78,9 @@ h5py_python prediction-accuracy.sh
 if [[ -n $random_count || -n $random_seed ]]; then
   [[ $random_count =~ ^[1-9][0-9]*$ && $random_seed =~ ^[0-9]+$ && -z $configs ]] ||
     { echo "prediction-accuracy.sh: --random N --seed S: a count >= 1 and a seed >= 0, without --configs" >&2; exit 2; }
-  $doc_given || doc=docs/prediction-random-$random_seed.md
-  configs=$("$python" scripts/random-configs.py --count "$random_count" --seed "$random_seed" \
-    --out "$results/random-$random_seed" --cmlbed "$cmlbed" | tr '\n' ' ') || exit 1
+  $doc_given || doc=docs/prediction-$generator-$random_seed.md
+  configs=$("$python" "scripts/$generator-configs.py" --count "$random_count" --seed "$random_seed" \
+    --out "$results/$generator-$random_seed" --cmlbed "$cmlbed" | tr '\n' ' ') || exit 1
 fi
 
 if [[ -z $configs ]]; then
@@ -189,9 +194,11 @@ for config in $configs; do
   done
 done
 if [[ -n $random_count ]]; then
-  described=(--title "Prediction accuracy on $random_count random configurations (seed $random_seed)"
-             --command "scripts/prediction-accuracy.sh --random $random_count --seed $random_seed"
-             --intro "The configurations are drawn by \`scripts/random-configs.py --count $random_count --seed $random_seed\` (row random-$random_seed-K is its draw K, with the draw's method, model, device count and timed or paced devices in the file's second line); the command above draws them again into $results/random-$random_seed/, so any row can be measured again: \`scripts/prediction-accuracy.sh --random K --seed $random_seed --force\` measures the first K.")
+  chosen=""
+  [[ $generator == random ]] || chosen=" --generator $generator"
+  described=(--title "Prediction accuracy on $random_count $generator configurations (seed $random_seed)"
+             --command "scripts/prediction-accuracy.sh --random $random_count --seed $random_seed$chosen"
+             --intro "The configurations are drawn by \`scripts/$generator-configs.py --count $random_count --seed $random_seed\` (row $generator-$random_seed-K is its draw K, with the draw's method, model, device count and timed or paced devices in the file's second line); the command above draws them again into $results/$generator-$random_seed/, so any row can be measured again: \`scripts/prediction-accuracy.sh --random K --seed $random_seed$chosen --force\` measures the first K.")
 else
   described=()
 fi

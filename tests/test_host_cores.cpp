@@ -48,6 +48,21 @@ TEST(HostCores, OversubscribedWorkRedoesTheSwitchWorkEverySlice) {
   EXPECT_EQ(no_slice.wall_ns(0, 1.0, 0.25e-3), 2 * kSecond);  // no slice given: not modelled
 }
 
+// The CPU time a thread is charged: its work, and where the core is oversubscribed the
+// switch work of every slice too (1 ms slices costing 0.25 ms more: 1.25 x the work).
+TEST(HostCores, OversubscribedWorkIsChargedItsSwitchWork) {
+  HostCores cores(1, 1'000'000);
+  cores.book(0, 10 * kSecond, 2);
+  cores.next_pass();
+  const HostCores::SharedRun shared = cores.run(0, 1.0, 0.25e-3);
+  EXPECT_EQ(shared.wall_ns, 2 * kSecond + kSecond / 2);
+  EXPECT_NEAR(shared.cpu_s, 1.25, 1e-9);
+  const HostCores::SharedRun alone = cores.run(11 * kSecond, 1.0, 0.25e-3);
+  EXPECT_NEAR(alone.cpu_s, 1.0, 1e-9);
+  // Half in the shared step (0.5 s of work by 10 s), half after it.
+  EXPECT_NEAR(cores.run(10 * kSecond - kSecond * 5 / 4, 1.0, 0.25e-3).cpu_s, 0.5 * 1.25 + 0.5, 1e-6);
+}
+
 TEST(HostCores, RefusesNoCores) { EXPECT_THROW(HostCores(0), std::invalid_argument); }
 
 TEST(HostCores, WakeUpsWaitHalfASliceEachWhereEveryCoreIsBusy) {

@@ -16,6 +16,7 @@
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planning/simulation_setup.hpp"
 
 namespace cmlbed::planning {
 namespace {
@@ -298,6 +299,25 @@ TEST(ParameterSearch, PrefersPlansThatKeepPace) {
                                        [](const PlanCandidate& c) { return c.keeps_pace(); });
     EXPECT_EQ(every.candidates[every.best].keeps_pace(), any_keeps);
   }
+}
+
+// A profile's stage factor (the runtime's whole step over its layers' medians)
+// multiplies the compute it times: the server's stages here, at host speed (the devices
+// are paced by their FLOPs).
+TEST(SimulationSetup, AProfilesStageFactorLengthensTheComputeItTimes) {
+  const Config config = Config::resolve(base_settings(), {});
+  plan::Profile profile = server_profile(config);
+  const PlanSpec spec = three(config);
+  const plan::SimulationInput plain = simulation_input(spec, profile, {48, 48, 48});
+  profile.ranks[0].stage_factor = 1.25;
+  const plan::SimulationInput factored = simulation_input(spec, profile, {48, 48, 48});
+  const plan::SimulatedPart& before = plain.devices[0].server;
+  const plan::SimulatedPart& after = factored.devices[0].server;
+  ASSERT_GT(before.forward_s.back(), 0.0);
+  EXPECT_DOUBLE_EQ(after.forward_s.back(), 1.25 * before.forward_s.back());
+  EXPECT_DOUBLE_EQ(after.backward_s.back(), 1.25 * before.backward_s.back());
+  EXPECT_DOUBLE_EQ(after.step_s, 1.25 * before.step_s);
+  EXPECT_EQ(factored.devices[0].part.forward_s, plain.devices[0].part.forward_s);  // paced: FLOPs / rate
 }
 
 TEST(ParameterSearch, SplitFedHasOneMicroBatch) {

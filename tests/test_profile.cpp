@@ -33,6 +33,7 @@ Profile small_profile() {
     rank.aggregate_s_per_parameter = 1e-9;
     rank.codec_s_per_byte = 2e-10;
     rank.wake_s = 4e-4;
+    rank.stage_factor = 1.08;
     rank.seconds = 0.7;
     rank.layers.push_back({"conv1", 156, 1000, 4704, {0.001, 0.002, 0.004}, {0.0015, 0.003, 0.006}, 1e-5});
     profile.ranks.push_back(rank);
@@ -87,6 +88,15 @@ TEST(Profile, AProfileWithoutWakeUpCostReadsAsNone) {
   const Profile back = profile_from_json(json);
   EXPECT_EQ(back.ranks[1].wake_s, 0.0);
   EXPECT_EQ(back.ranks[0].wake_s, 4e-4);
+}
+
+// A profile written before the stage factor was measured reads as 1 (the layers' medians as they are).
+TEST(Profile, AProfileWithoutAStageFactorReadsAsOne) {
+  auto json = to_json(small_profile());
+  json["ranks"][0].erase("stage_factor");
+  const Profile back = profile_from_json(json);
+  EXPECT_EQ(back.ranks[0].stage_factor, 1.0);
+  EXPECT_EQ(back.ranks[1].stage_factor, 1.08);
 }
 
 TEST(Profile, ReadingNamesTheFile) {

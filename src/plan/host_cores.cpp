@@ -21,33 +21,34 @@ std::int64_t HostCores::wake_latency_ns(std::int64_t t) const {
   return load_in(step_at(t)) >= cores_ ? kWakeHandOvers * slice_ns_ / 2 : 0;
 }
 
-std::int64_t HostCores::wall_ns(std::int64_t start_ns, double work_s, double switch_work_s) const {
+HostCores::SharedRun HostCores::run(std::int64_t start_ns, double work_s, double switch_work_s) const {
   double work_ns = work_s * 1e9;
-  if (work_ns <= 0) return 0;
+  if (work_ns <= 0) return {};
   const double switched = slice_ns_ > 0 && switch_work_s > 0
                               ? static_cast<double>(slice_ns_) / (static_cast<double>(slice_ns_) + switch_work_s * 1e9)
                               : 1.0;
   // The step the start falls in, then step by step until the work is done.
+  // Work done in an oversubscribed step costs 1 / switched of itself in CPU time.
   std::size_t i = step_at(start_ns);
   double t = static_cast<double>(start_ns);
+  double cpu_ns = 0;
   while (true) {
     const int load = load_in(i);
-    const double rate = load <= cores_ ? 1.0 : switched * static_cast<double>(cores_) / load;
-    if (i == times_.size()) {
-      t += work_ns / rate;
-      break;
-    }
-    const double step_end = static_cast<double>(times_[i]);
-    const double can_do = (step_end - t) * rate;
+    const bool shared = load > cores_;
+    const double rate = shared ? switched * static_cast<double>(cores_) / load : 1.0;
+    const double cpu_per_work = shared ? 1.0 / switched : 1.0;
+    const double can_do = i == times_.size() ? work_ns : (static_cast<double>(times_[i]) - t) * rate;
     if (can_do >= work_ns) {
       t += work_ns / rate;
+      cpu_ns += work_ns * cpu_per_work;
       break;
     }
     work_ns -= can_do;
-    t = step_end;
+    cpu_ns += can_do * cpu_per_work;
+    t = static_cast<double>(times_[i]);
     ++i;
   }
-  return static_cast<std::int64_t>(std::llround(t)) - start_ns;
+  return {static_cast<std::int64_t>(std::llround(t)) - start_ns, cpu_ns / 1e9};
 }
 
 void HostCores::book(std::int64_t start_ns, std::int64_t end_ns, int threads) {

@@ -32,7 +32,18 @@ class HostCores {
   // then costs `switch_work_s` more work (the profile's wake_s: a pass after a sleep less
   // one right after another), so the work progresses at slice / (slice + switch_work_s)
   // of its share of the cores.
-  std::int64_t wall_ns(std::int64_t start_ns, double work_s, double switch_work_s = 0) const;
+  std::int64_t wall_ns(std::int64_t start_ns, double work_s, double switch_work_s = 0) const {
+    return run(start_ns, work_s, switch_work_s).wall_ns;
+  }
+
+  // The same work's wall time and the CPU time its thread is charged for it: the work,
+  // and in oversubscribed steps the switch work of every slice too (what a thread's CPU
+  // clock reads, and so what devices.slowdown stretches: Timeline::Scope's thread_cpu).
+  struct SharedRun {
+    std::int64_t wall_ns = 0;
+    double cpu_s = 0;
+  };
+  SharedRun run(std::int64_t start_ns, double work_s, double switch_work_s = 0) const;
 
   // How late a message arriving at t is seen by the thread waiting for it: under the
   // load the previous pass booked, kWakeHandOvers half slices when every core is asked

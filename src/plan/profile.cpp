@@ -62,6 +62,7 @@ Json to_json(const RankProfile& rank) {
               {"aggregate_s_per_parameter", rank.aggregate_s_per_parameter},
               {"codec_s_per_byte", rank.codec_s_per_byte},
               {"wake_s", rank.wake_s},
+              {"stage_factor", rank.stage_factor},
               {"seconds", rank.seconds},
               {"measured_by", rank.measured_by},
               {"layers", layers}};
@@ -136,6 +137,7 @@ Profile profile_from_json(const nlohmann::json& json) {
     rank.aggregate_s_per_parameter = field<double>(ranks[r], "aggregate_s_per_parameter", at);
     rank.codec_s_per_byte = field<double>(ranks[r], "codec_s_per_byte", at);
     rank.wake_s = ranks[r].contains("wake_s") ? field<double>(ranks[r], "wake_s", at) : 0.0;
+    rank.stage_factor = ranks[r].contains("stage_factor") ? field<double>(ranks[r], "stage_factor", at) : 1.0;
     rank.seconds = field<double>(ranks[r], "seconds", at);
     rank.measured_by = ranks[r].contains("measured_by") ? field<int>(ranks[r], "measured_by", at) : rank.rank;
     const auto layers = field<nlohmann::json>(ranks[r], "layers", at);

@@ -116,18 +116,21 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   }
   std::int64_t length = seconds_to_ns(stage.seconds);
   std::int64_t work = length;  // the work's wall time
+  double cpu_s = stage.work_s;  // the CPU time its thread is charged for it
   if (host_cores_ != nullptr) {
     // The work's wall time under the host's load (switched out every slice where it is
     // oversubscribed, each time coming back to cold caches: wake_s), and the stage the runtime makes of it
     // (Timeline::Scope: paced to at least its length, or stretched by slowdown: k times
-    // the work's own CPU time on one thread, at least its wall time; k times the wall
-    // time on several).
-    work = host_cores_->wall_ns(start, stage.work_s, stage.wake_s);
+    // the work's own CPU time on one thread, switch work included, at least its wall
+    // time; k times the wall time on several).
+    const HostCores::SharedRun shared = host_cores_->run(start, stage.work_s, stage.wake_s);
+    work = shared.wall_ns;
+    cpu_s = shared.cpu_s;
     host_cores_->book(start, start + work, stage.threads);
     if (stage.paced) {
       length = std::max(length, work);
     } else if (stage.threads == 1) {
-      length = std::max(work, seconds_to_ns(stage.work_s * stage.stretch));
+      length = std::max(work, seconds_to_ns(cpu_s * stage.stretch));
     } else {
       length = static_cast<std::int64_t>(std::llround(static_cast<double>(work) * stage.stretch));
     }
@@ -137,7 +140,7 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   // What the runtime's Timeline::Scope holds the stage to, and how far the work outlasts it.
   const bool held = stage.paced || (stage.stretch > 1 && stage.threads == 1);
   if (held) {
-    const std::int64_t target = stage.paced ? seconds_to_ns(stage.seconds) : seconds_to_ns(stage.work_s * stage.stretch);
+    const std::int64_t target = stage.paced ? seconds_to_ns(stage.seconds) : seconds_to_ns(cpu_s * stage.stretch);
     result_.held_ns[r] += target;
     result_.overrun_ns[r] += std::max<std::int64_t>(0, work - target);
   }

@@ -32,8 +32,8 @@ using train::Orchestrator;
 
 namespace {
 
-// Layers [first, last) at 0..batch samples, timed from `rank`'s profile (stretched by
-// `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate, their work
+// Layers [first, last) at 0..batch samples, timed from `rank`'s profile (its medians
+// times its stage factor, stretched by `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate, their work
 // the profile's time. Threads: the rank's intra-op threads (the cores its work asks for).
 plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::RankProfile& rank,
                                    const std::vector<model::LayerStats>& stats, std::size_t first, std::size_t last,
@@ -55,6 +55,8 @@ plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::Ran
       forward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].forward_s, samples);
       backward += plan::at_batch_size(profile.batch_sizes, rank.layers[l].backward_s, samples);
     }
+    forward *= rank.stage_factor;  // what the stages cost beyond their layers (RankProfile)
+    backward *= rank.stage_factor;
     if (rate) {
       part.forward_work_s.push_back(forward);
       part.backward_work_s.push_back(backward);
@@ -67,6 +69,7 @@ plan::SimulatedPart simulated_part(const plan::Profile& profile, const plan::Ran
   }
   double step = 0;
   for (std::size_t l = first; l < last; ++l) step += rank.layers[l].step_s;
+  step *= rank.stage_factor;
   if (rate) {
     part.step_work_s = step;
     part.step_s = part.step_flops / *rate;
@@ -181,6 +184,7 @@ double evaluation_seconds(const PlanSpec& spec, const plan::Profile& profile, st
                           int devices) {
   double forward = 0;  // the whole model at the largest measured batch
   for (const plan::LayerProfile& layer : profile.ranks.front().layers) forward += layer.forward_s.back();
+  forward *= profile.ranks.front().stage_factor;
   // One model, or one per device (adasplit, personalised runs: each device's part with the server's).
   const double models = spec.traits().personalised_always || spec.personalised ? devices : 1;
   return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());

@@ -41,6 +41,10 @@ struct RankProfile {
   // What a compute stage takes more when its thread slept just before it (caches, TLB
   // and, on a virtual machine, the halted CPU's wake-up): seconds (JSON: optional, 0).
   double wake_s = 0;
+  // A whole training step as the runtime's stages make it (loss, dispatch, the host's
+  // slow steps: the mean step) over the sum of the layers' medians at the largest batch
+  // size (JSON: optional, 1). The simulator multiplies this rank's compute by it.
+  double stage_factor = 1;
   double seconds = 0;                    // this rank's profiling took (0 when it shared)
   int measured_by = 0;                   // the rank whose measurement this is (JSON: optional,
                                          // default: this rank); see planning::profile_ranks
