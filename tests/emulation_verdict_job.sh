@@ -73,8 +73,13 @@ document = json.load(open(sys.argv[1]))
 marks = [e for e in document["traceEvents"] if e.get("cat") == "emulation"]
 rounds = [e for e in marks if e["name"] == "round emulation broken"]
 overran = [e for e in marks if e["name"].startswith("held stages overran")]
-print("trace marks:", len(rounds), "rounds,", len(overran), "ranks' overruns;", document["otherData"]["emulation"])
-sys.exit(0 if len(rounds) == 2 and len(overran) == 6 and document["otherData"]["emulation"] == "broken" else 1)
+# ... and each stage that ran past its length: every paced device stage here, none of the server's.
+stages = [e for e in document["traceEvents"] if e.get("ph") == "X" and e["args"].get("held") == "overran"]
+named = all(e["name"].endswith("(overran)") and e["args"]["rank"] > 0 for e in stages)
+print("trace marks:", len(rounds), "rounds,", len(overran), "ranks' overruns,", len(stages), "stages;",
+      document["otherData"]["emulation"])
+sys.exit(0 if len(rounds) == 2 and len(overran) == 6 and len(stages) >= 6 and named
+         and document["otherData"]["emulation"] == "broken" else 1)
 PY
 fi
 # The check before round 1 predicts the breach: --strict-emulation refuses the fast run.

@@ -27,10 +27,11 @@ void expect_fashion_mnist_split(const cmlbed::data::ImageSet& set, std::size_t s
   for (const std::size_t count : per_class) EXPECT_EQ(count, samples / 10);
 }
 
+// scripts/setup.sh installs Debian's dataset-fashion-mnist: a missing data set fails here.
 TEST(FashionMnist, LoadsInstalledDataSet) {
-  if (!std::filesystem::exists(cmlbed::data::kDefaultFashionMnistDir)) {
-    GTEST_SKIP() << "Fashion-MNIST is not installed at " << cmlbed::data::kDefaultFashionMnistDir;
-  }
+  ASSERT_TRUE(std::filesystem::exists(cmlbed::data::kDefaultFashionMnistDir))
+      << "Fashion-MNIST is not installed at " << cmlbed::data::kDefaultFashionMnistDir
+      << " (apt-get install dataset-fashion-mnist; scripts/setup.sh does)";
   DatasetSpec spec;
   spec.name = "fashion-mnist";
   for (const std::string& file : cmlbed::data::required_files(spec)) {

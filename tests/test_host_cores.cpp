@@ -185,6 +185,37 @@ TEST(SimulatedHostCores, PacedStagesKeepTheirLengthWhileTheWorkFits) {
   EXPECT_NEAR(round_s(input), 4.0 + 3.0, 7.0 * 0.02);
 }
 
+// The simulated trace marks held stages as the runtime's does: kept while the shared work
+// fits their paced length, overran once it does not (the runtime's Held).
+TEST(SimulatedHostCores, HeldStagesAreMarkedKeptOrOverran) {
+  SimulationInput input = two_fl_devices(1);
+  for (SimulatedDevice& device : input.devices) {
+    device.part.stretch = 1;
+    device.part.paced = true;
+    device.part.forward_s = {0, 3};
+    device.part.backward_s = {0, 3};
+    device.part.forward_work_s = {0, 1};
+    device.part.backward_work_s = {0, 2};
+  }
+  input.host_cores = 1;  // forward: 2 s shared, inside 3; backward: 4 s shared, past 3
+  const SimulatedRound round = simulate(input).at(0);
+  int kept = 0, overran = 0, unheld = 0;
+  for (const trace::Event& e : round.events[1]) {
+    if (e.lane != trace::Lane::compute) continue;
+    if (e.kind == trace::EventKind::forward) {
+      EXPECT_EQ(e.held, trace::Held::kept);
+    }
+    if (e.kind == trace::EventKind::backward) {
+      EXPECT_EQ(e.held, trace::Held::overran);
+    }
+    (e.held == trace::Held::kept ? kept : e.held == trace::Held::overran ? overran : unheld) += 1;
+  }
+  EXPECT_GE(kept, 1);  // the forward (and the step: paced, no work)
+  EXPECT_EQ(overran, 1);
+  EXPECT_EQ(unheld, 0);
+  for (const trace::Event& e : round.events[0]) EXPECT_EQ(e.held, trace::Held::no);  // the server
+}
+
 // Two FL devices on one core, device 2 with four times the work (8 s against 2 s): device
 // 1's model (10 MB at 100 mbit) reaches the server while device 2 still computes, so with
 // a 100 ms slice 3 half-slices late; device 2's arrives on an idle core, on time.

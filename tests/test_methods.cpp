@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -240,22 +239,23 @@ TEST_F(Methods, OptimizerStateMattersOnlyWhereThereIsState) {
   }
 }
 
-// configs/adasplit/sl.ini's problem for one round (kSkewedSl): turns of one mini-batch
-// (AdaSplit's SL baseline) learn every class; turns of a whole round
+// configs/adasplit/sl.ini's problem for one round (kSkewedSl): the default turn of one
+// mini-batch (AdaSplit's SL baseline) learns every class; turns of a whole round
 // leave a model that answers one class (measured: 10 classes, 63% against 1 class, 10%;
-// docs/explanation/optimizer-state.md).
+// docs/explanation/optimizer-state.md). The test set's 10 classes are balanced, so
+// always answering one scores 0.1: the trivial rate the default must clear. (Needs
+// Fashion-MNIST, which scripts/setup.sh installs: a missing data set fails the test.)
 TEST_F(Methods, SlOnLabelSkewedShardsLearnsEveryClassWithShortTurns) {
-  if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
-    GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;
-  }
-  std::map<std::string, std::set<std::int64_t>> classes;
-  for (const char* turn : {"1", "0"}) {
-    auto options = kSkewedSl;
-    options.push_back(std::string("--sl.batches_per_turn=") + turn);
-    classes[turn] = predicted_classes(run(6, std::string("skewed_turn") + turn, options), options);
-  }
-  EXPECT_GE(classes["1"].size(), 8u);
-  EXPECT_LE(classes["0"].size(), 2u);
+  constexpr double kTrivialRate = 0.1;
+  const std::string by_default = run(6, "skewed_default", kSkewedSl);
+  const auto rounds = trace::ResultsFile::read_rounds(by_default);
+  ASSERT_EQ(rounds.size(), 1u);
+  std::cout << "sl by default on label-skewed shards: accuracy " << rounds[0].test_accuracy << "\n";
+  EXPECT_GT(rounds[0].test_accuracy, 1.5 * kTrivialRate);
+  EXPECT_GE(predicted_classes(by_default, kSkewedSl).size(), 8u);
+  auto whole_round = kSkewedSl;
+  whole_round.push_back("--sl.batches_per_turn=0");
+  EXPECT_LE(predicted_classes(run(6, "skewed_turn0", whole_round), whole_round).size(), 2u);
 }
 
 TEST_F(Methods, SameSeedSameWeightsRunAfterRun) {
@@ -621,9 +621,6 @@ TEST_F(Methods, PersonalisedDevicesAreScoredWithTheirOwnParts) {
 // pipar's personalised variants gain nothing there (0.256 against 0.277 after round 10):
 // their averaged server replicas hold the classifier (docs/explanation/adasplit.md).
 TEST_F(Methods, PersonalisedSlScoresAboveRelayedSlOnLabelSkewedShards) {
-  if (!std::filesystem::exists(data::kDefaultFashionMnistDir)) {
-    GTEST_SKIP() << "Fashion-MNIST is not installed at " << data::kDefaultFashionMnistDir;
-  }
   const auto skewed = plus(kSkewedSl, {"--sl.batches_per_turn=1", "--evaluation.scope=per-device"});
   std::map<std::string, trace::RoundRecord> round;
   for (const char* personalised : {"false", "true"}) {

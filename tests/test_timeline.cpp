@@ -99,6 +99,32 @@ TEST(TimelineScope, PacedStageLastsItsLengthWhateverTheWork) {
   EXPECT_EQ(pace.overrun_ns, 0);
 }
 
+// Each held stage says whether it kept its length: the trace marks the ones that did not.
+TEST(TimelineScope, HeldStagesSayWhetherTheyOverran) {
+  Timeline timeline;
+  {
+    Timeline::Scope kept(timeline, compute_event(EventKind::forward, 0), std::chrono::milliseconds(20));
+  }
+  {
+    Timeline::Scope overran(timeline, compute_event(EventKind::backward, 0), std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+  {
+    Timeline::Scope plain(timeline, compute_event(EventKind::step, 0));
+  }
+  {
+    // 2 ms of CPU stretched 50x: overran only if its thread waited 98 ms for a core.
+    Timeline::Scope stretched(timeline, compute_event(EventKind::forward, 0), 50.0);
+    spin_cpu(2);
+  }
+  const auto events = timeline.drain();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].held, Held::kept);
+  EXPECT_EQ(events[1].held, Held::overran);
+  EXPECT_EQ(events[2].held, Held::no);
+  EXPECT_EQ(events[3].held, Held::kept);
+}
+
 TEST(TimelineScope, PacedStageThatOverrunsIsCounted) {
   Timeline timeline;
   {

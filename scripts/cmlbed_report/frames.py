@@ -77,7 +77,7 @@ class Results:
 
     def events(self, rank=None):
         """The timeline: one row per event with the columns of /ranks/R/events, the
-        enums as names (lane, kind, message), a `rank` column, and t_start_s / t_end_s
+        enums as names (lane, kind, message, held), a `rank` column, and t_start_s / t_end_s
         (seconds from the first round's start, in rank 0's time base). rank=None: every
         rank's events, rank by rank."""
         pandas = _pandas()
@@ -94,6 +94,8 @@ class Results:
             if self._run.message_names is not None:
                 frame["message"] = pandas.Categorical.from_codes(events["message"],
                                                                  self._run.message_names)
+            if self._run.held_names is not None:
+                frame["held"] = pandas.Categorical.from_codes(events["held"], self._run.held_names)
             frame.insert(0, "rank", r)
             frame["t_start_s"] = (events["t_start_ns"] - origin) / 1e9
             frame["t_end_s"] = (events["t_end_ns"] - origin) / 1e9

@@ -46,6 +46,8 @@ def _event_name(run, e):
         name += " " + message
     if e["micro_batch"] >= 0:
         name += " mb%d" % e["micro_batch"]
+    if run.overran(e):
+        name += " (overran)"
     return name
 
 
@@ -122,13 +124,19 @@ def trace_events(run):
                         "bytes": int(e["bytes"])}
                 if _message(run, e):
                     args["message"] = _message(run, e)
-                out.append({
+                held = run.held_names[int(e["held"])] if run.held_names is not None else "no"
+                if held != "no":
+                    args["held"] = held
+                slice_ = {
                     "ph": "X", "pid": pid, "tid": tid, "name": _event_name(run, e),
                     "cat": run.kind_names[e["kind"]],
                     "ts": int(e["t_start_ns"]) / 1e3,
                     "dur": (int(e["t_end_ns"]) - int(e["t_start_ns"])) / 1e3,
                     "args": args,
-                })
+                }
+                if held == "overran":
+                    slice_["cname"] = "terrible"  # red in chrome://tracing; Perfetto shows the name
+                out.append(slice_)
     for (rank, lane), tids in lane_tids.items():
         for tid in sorted(tids):
             spill = (tid % _RANK_STRIDE) // _SPILL_STRIDE

@@ -43,6 +43,9 @@ class Run:
             # have no `message` member: None, and reports say so where it matters.
             self.message_names = (_enum_names(dtype, "message", path)
                                   if "message" in dtype.names else None)
+            # Whether a compute stage was held to a length and ran past it (no, kept,
+            # overran); files written before it have no `held` member: None.
+            self.held_names = _enum_names(dtype, "held", path) if "held" in dtype.names else None
             # The re-planner's checks (plan.replan; docs/explanation/simulator.md): column -> array,
             # one row per device and check; None when the run did not re-plan.
             self.replans = ({name: f["plan/replans"][name][()] for name in f["plan/replans"]}
@@ -148,6 +151,11 @@ class Run:
 
     def lane_code(self, name):
         return self.lane_names.index(name)
+
+    def overran(self, event):
+        """Whether a compute stage held to a length (paced or stretched) ran past it: the
+        emulation did not hold for that stage (False where the file does not say)."""
+        return self.held_names is not None and self.held_names[int(event["held"])] == "overran"
 
 
 def _open(path):

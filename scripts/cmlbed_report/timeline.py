@@ -17,7 +17,8 @@ KIND_COLOURS = {
 # A wait is idle time, not work: a pale hatched bar under the compute bars, so that it
 # reads as a gap with a reason rather than as another kind of computation.
 _WAIT_STYLE = {"hatch": "////", "edgecolor": "#A0A0A0", "linewidth": 0.0}
-_LEGEND_NAMES = {"wait": "wait (for a message)"}
+OVERRAN_EDGE = "#D62728"  # a held stage that ran past its length
+_LEGEND_NAMES = {"wait": "wait (for a message)", "overran": "held stage ran past its length"}
 _MIN_LABEL_PX = 14  # a bar narrower than this gets no micro-batch number
 
 
@@ -99,7 +100,7 @@ def draw(runs, out_path, rounds_spec=None, title=None):
     ax.set_xlim(0, span_s * 1.01)
     ax.set_xlabel("seconds since the start of the first round shown (the evaluation after a "
                   "round runs off to the right)")
-    shown = [k for k in KIND_COLOURS if k in used_kinds]
+    shown = [k for k in KIND_COLOURS if k in used_kinds] + (["overran"] if "overran" in used_kinds else [])
     handles = [_legend_handle(plt, k) for k in shown]
     fig.legend(handles, [_LEGEND_NAMES.get(k, k) for k in shown], loc="upper center",
                ncol=len(handles), frameon=False, bbox_to_anchor=(0.5, 1.0))
@@ -127,6 +128,8 @@ def _repeat_notes(runs):
 
 
 def _legend_handle(plt, kind):
+    if kind == "overran":
+        return plt.Rectangle((0, 0), 1, 1, facecolor="none", edgecolor=OVERRAN_EDGE, linewidth=1.0)
     if kind == "wait":
         return plt.Rectangle((0, 0), 1, 1, facecolor=KIND_COLOURS["wait"],
                              **dict(_WAIT_STYLE, linewidth=0.5))
@@ -137,6 +140,7 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
     y_of = {row: len(rows) - 1 - i for i, row in enumerate(rows)}  # server on top
     axes_px = fig.get_size_inches()[0] * fig.dpi * 0.85
     bars = {}  # (row y, kind, is transfer) -> [(start, width)], drawn once per key
+    overran = {}  # row y -> [(start, width)] of held stages that ran past their length
     # Numbers only where a mini-batch is really cut into micro-batches.
     pipelined = any(len(e) and e["micro_batch"].max() > 0 for e in run.events)
     for rank, events in enumerate(run.events):
@@ -148,6 +152,8 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
             width = (int(e["t_end_ns"]) - int(e["t_start_ns"])) * 1e-9
             transfer = int(e["lane"]) != run.lane_code("compute")
             bars.setdefault((y, kind, transfer), []).append((start, width))
+            if run.overran(e):
+                overran.setdefault(y, []).append((start, width))
             # Not on the server's link lanes, where all devices' transfers overlap.
             wide_enough = width / span_s * axes_px >= _MIN_LABEL_PX
             if (pipelined and e["micro_batch"] >= 0 and (rank > 0 or not transfer)
@@ -164,6 +170,10 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
         ax.broken_barh(spans, (y - 0.4, 0.8), facecolors=KIND_COLOURS.get(kind, "black"),
                        edgecolor="white" if transfer else "none", linewidth=0.4,
                        alpha=0.85 if transfer else 1.0, zorder=2)
+    # Held stages (paced or stretched) whose work ran past their length: a red outline
+    # (the emulation did not hold there; docs/explanation/fidelity.md).
+    for y, spans in overran.items():
+        ax.broken_barh(spans, (y - 0.4, 0.8), facecolors="none", edgecolor=OVERRAN_EDGE, linewidth=1.0, zorder=3)
     for r in table:
         ax.axvline((int(r["t_start_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls="--")
         ax.axvline((int(r["t_end_ns"]) - t0) * 1e-9, color="black", lw=0.6, ls=":")
@@ -177,4 +187,7 @@ def _draw_run(ax, run, rows, rounds, t0, table, span_s, fig):
                     ", split 0: raw data uploaded" if raw_data_uploaded(run) else ""),
                  fontsize=9, loc="left")
     ax.grid(axis="x", lw=0.3, alpha=0.5)
-    return {kind for _, kind, _ in bars}
+    kinds = {kind for _, kind, _ in bars}
+    if overran:
+        kinds.add("overran")
+    return kinds

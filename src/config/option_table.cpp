@@ -196,13 +196,13 @@ std::vector<OptionSpec> training_options() {
               1, 1024),
 
       // [sl]
-      bounded(option("sl.batches_per_turn", T::integer, "0", "mini-batches",
+      bounded(option("sl.batches_per_turn", T::integer, "1", "mini-batches",
                      "sl: mini-batches a device trains before the device part moves on to the "
                      "next device (devices take turns 1..N round-robin until each has trained "
-                     "its round's mini-batches); 0 = all of them in one turn (Gupta & Raskar, "
-                     "SplitFed's SL code); 1 = AdaSplit's SL baseline. Long turns on "
-                     "label-skewed shards collapse to a constant prediction "
-                     "(docs/explanation/optimizer-state.md)"),
+                     "its round's mini-batches); 1 = AdaSplit's SL baseline, which learns on "
+                     "label-skewed shards; 0 = all of them in one turn (Gupta & Raskar, "
+                     "SplitFed's SL code), which on label-skewed shards collapses to a "
+                     "constant prediction (docs/explanation/optimizer-state.md)"),
               0, 1e9),
   };
 }

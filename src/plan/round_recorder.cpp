@@ -139,12 +139,13 @@ std::int64_t RoundRecorder::compute(int rank, trace::EventKind kind, std::int64_
   }
   // What the runtime's Timeline::Scope holds the stage to, and how far the work outlasts it.
   const bool held = stage.paced || (stage.stretch > 1 && stage.threads == 1);
+  trace::Event e;
   if (held) {
     const std::int64_t target = stage.paced ? seconds_to_ns(stage.seconds) : seconds_to_ns(cpu_s * stage.stretch);
     result_.held_ns[r] += target;
     result_.overrun_ns[r] += std::max<std::int64_t>(0, work - target);
+    e.held = work > target ? trace::Held::overran : trace::Held::kept;
   }
-  trace::Event e;
   e.round = result_.round;
   e.batch = batch;
   e.micro_batch = micro;

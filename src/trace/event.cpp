@@ -20,4 +20,9 @@ const std::vector<std::string>& message_type_names() {
   return names;
 }
 
+const std::vector<std::string>& held_names() {
+  static const std::vector<std::string> names = {"no", "kept", "overran"};
+  return names;
+}
+
 }  // namespace cmlbed::trace

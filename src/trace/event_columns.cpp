@@ -6,13 +6,14 @@
 namespace cmlbed::trace {
 
 static_assert(std::is_standard_layout_v<Event>, "EventColumn::offset() measures members of a probe");
+static_assert(sizeof(Event) == 48, "message and held fill what was padding; an event stays 48 bytes");
 
 const std::vector<EventColumn>& event_columns() {
   using E = Event;
   static const std::vector<EventColumn> columns = {
       {"round", &E::round},   {"batch", &E::batch},           {"micro_batch", &E::micro_batch},
       {"lane", &E::lane},     {"kind", &E::kind},             {"message", &E::message},
-      {"peer", &E::peer},     {"bytes", &E::bytes},           {"t_start_ns", &E::t_start_ns},
+      {"held", &E::held},     {"peer", &E::peer},     {"bytes", &E::bytes},           {"t_start_ns", &E::t_start_ns},
       {"t_end_ns", &E::t_end_ns},
   };
   return columns;
@@ -40,6 +41,8 @@ const std::vector<std::string>* EventColumn::enum_names() const {
           return &event_kind_names();
         } else if constexpr (std::is_same_v<Value, MessageType>) {
           return &message_type_names();
+        } else if constexpr (std::is_same_v<Value, Held>) {
+          return &held_names();
         } else {
           return nullptr;
         }

@@ -16,8 +16,8 @@ using hdf5::check;
 using hdf5::DatatypeHandle;
 using hdf5::owned;
 
-static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1 && sizeof(MessageType) == 1,
-              "lane, kind and message are stored as HDF5 enums based on uint8");
+static_assert(sizeof(Lane) == 1 && sizeof(EventKind) == 1 && sizeof(MessageType) == 1 && sizeof(Held) == 1,
+              "lane, kind, message and held are stored as HDF5 enums based on uint8");
 
 hid_t native_integer_type(const EventColumn& column) {
   return std::holds_alternative<EventColumn::Int64>(column.field) ? H5T_NATIVE_INT64

@@ -32,10 +32,11 @@ std::vector<Event> ResultsFile::read_events(const std::string& path, int rank) {
   const std::string what = quoted(name) + " in " + quoted(path);
   const auto dataset = hdf5::owned<hdf5::DatasetHandle>(
       H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2(" + what + ")");
-  // A file written before events named their message has no "message" member. HDF5
+  // A file written before events named their message (or their held stages) has no
+  // "message" (or "held") member. HDF5
   // converts compound rows by member name and leaves a member the file lacks as the
   // buffer holds it (the buffer is the conversion's background), so such events read
-  // with the default-constructed message, none; a test reads such a file.
+  // with the default-constructed message, none (held: no); a test reads such a file.
   std::vector<Event> events(hdf5::row_count(dataset.get(), what));
   if (events.empty()) return events;
   const hdf5::DatatypeHandle memory_type = make_event_memory_type();

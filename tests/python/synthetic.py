@@ -11,6 +11,7 @@ KINDS = ["forward", "backward", "step", "send", "recv", "wait", "aggregate", "ev
          "compute", "sleep"]
 MESSAGES = ["none", "activation", "gradient", "model", "transfer_up", "transfer_down",
             "control"]
+HELD = ["no", "kept", "overran"]
 
 
 def _enum(names):
@@ -20,8 +21,8 @@ def _enum(names):
 def event_dtype(with_message=True):
     fields = [("round", "<i4"), ("batch", "<i4"), ("micro_batch", "<i4"),
               ("lane", _enum(LANES)), ("kind", _enum(KINDS))]
-    if with_message:
-        fields.append(("message", _enum(MESSAGES)))
+    if with_message:  # and held, which came later; files before either have neither
+        fields += [("message", _enum(MESSAGES)), ("held", _enum(HELD))]
     fields += [("peer", "<i4"), ("bytes", "<i8"), ("t_start_ns", "<i8"), ("t_end_ns", "<i8")]
     return np.dtype(fields)
 
@@ -38,10 +39,10 @@ def rounds_dtype(mpi_size, new_columns=True):
 
 
 def event(kind, t_start_ns, t_end_ns, round_=0, lane="compute", message="none", peer=-1,
-          micro_batch=-1, nbytes=0):
+          micro_batch=-1, nbytes=0, held="no"):
     """One event as a dict; `events` turns a list of them into a table."""
     return dict(round=round_, batch=0, micro_batch=micro_batch, lane=LANES.index(lane),
-                kind=KINDS.index(kind), message=MESSAGES.index(message), peer=peer,
+                kind=KINDS.index(kind), message=MESSAGES.index(message), held=HELD.index(held), peer=peer,
                 bytes=nbytes, t_start_ns=t_start_ns, t_end_ns=t_end_ns)
 
 

@@ -250,6 +250,27 @@ def test_perfetto_names_the_message(tmp_path):
     assert old.message_names is None
 
 
+def test_perfetto_and_timeline_mark_stages_that_overran(tmp_path):
+    """A held stage that ran past its length is named and coloured in the trace and
+    outlined in the timeline; a kept one only says so in its args; old files say nothing."""
+    device = [event("forward", 0, 2 * S, held="kept"), event("backward", 2 * S, 5 * S, held="overran"),
+              event("step", 5 * S, 6 * S)]
+    rounds = [dict(round=0, t_start_ns=0, t_end_ns=10 * S)]
+    path = synthetic.write(tmp_path / "held.h5", "fl", rounds=rounds, events={0: [], 1: device, 2: []})
+    run = Run(str(path))
+    assert run.held_names == ["no", "kept", "overran"]
+    stages = {e["cat"]: e for e in perfetto.trace_events(run) if e["ph"] == "X"}
+    assert stages["backward"]["name"] == "backward (overran)"
+    assert stages["backward"]["args"]["held"] == "overran" and stages["backward"]["cname"] == "terrible"
+    assert stages["forward"]["args"]["held"] == "kept" and "cname" not in stages["forward"]
+    assert "held" not in stages["step"]["args"]
+    from cmlbed_report import timeline
+    timeline.draw([run], str(tmp_path / "held.png"))
+    assert (tmp_path / "held.png").stat().st_size > 0
+    old = Run(str(two_rounds(tmp_path, new_columns=False)))
+    assert old.held_names is None and not any(old.overran(e) for events in old.events for e in events)
+
+
 # --- stages: stage lengths over the steady rounds, one file or two side by side ----------
 
 def _staged(tmp_path, name, scale):

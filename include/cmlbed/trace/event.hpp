@@ -34,10 +34,20 @@ enum class MessageType : std::uint8_t {
   control = 6,
 };
 
+// Whether a compute stage was held to a length (paced by devices.flops, or stretched
+// by devices.slowdown on its thread's CPU time), and whether its work ran past it (the
+// emulation did not hold for that stage: docs/explanation/fidelity.md).
+enum class Held : std::uint8_t {
+  no = 0,
+  kept = 1,
+  overran = 2,
+};
+
 // Names in enum order, as stored in HDF5 enum types and shown by h5py / h5dump.
 const std::vector<std::string>& lane_names();
 const std::vector<std::string>& event_kind_names();
 const std::vector<std::string>& message_type_names();
+const std::vector<std::string>& held_names();
 
 struct Event {
   std::int32_t round = -1;
@@ -45,9 +55,10 @@ struct Event {
   std::int32_t micro_batch = -1;
   Lane lane = Lane::compute;
   EventKind kind = EventKind::compute;
-  // send / recv: what the message carries; wait: the message waited for. Sits in what
-  // was padding, so an event stays 48 bytes.
+  // send / recv: what the message carries; wait: the message waited for. It and `held`
+  // sit in what was padding, so an event stays 48 bytes.
   MessageType message = MessageType::none;
+  Held held = Held::no;
   std::int32_t peer = -1;  // the other rank of a transfer or wait, -1 for none
   std::int64_t bytes = 0;
   std::int64_t t_start_ns = 0;  // in rank 0's time base (see net/clock_sync)

@@ -20,9 +20,10 @@ struct EventColumn {
   using LaneField = Lane Event::*;
   using KindField = EventKind Event::*;
   using MessageField = MessageType Event::*;
+  using HeldField = Held Event::*;
   // The Event member that holds the column. Its C++ type fixes the stored type: the
   // enums are stored as HDF5 enums over uint8 that carry their names.
-  using Field = std::variant<Int32, Int64, LaneField, KindField, MessageField>;
+  using Field = std::variant<Int32, Int64, LaneField, KindField, MessageField, HeldField>;
 
   const char* name;  // HDF5 member name; scripts read events by it
   Field field;
@@ -33,7 +34,8 @@ struct EventColumn {
   const std::vector<std::string>* enum_names() const;
 };
 
-// The members in file order. Files written before a member existed lack it (`message`);
+// The members in file order. Files written before a member existed lack it (`message`,
+// `held`);
 // HDF5 matches members by name, so readers of such files keep working.
 const std::vector<EventColumn>& event_columns();
 

@@ -101,12 +101,16 @@ class Timeline {
           std::this_thread::sleep_until(start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(paced_length_));
         }
         timeline_.count_paced(measured, paced_length_);
+        event_.held = measured > paced_length_ ? Held::overran : Held::kept;
       } else if (stretch_ > 1.0) {
         const auto basis = start_cpu_ != kNoCpu ? thread_cpu_time() - start_cpu_ : measured;
         const auto stretched = std::chrono::duration_cast<std::chrono::steady_clock::duration>(basis * stretch_);
         if (stretched > measured) std::this_thread::sleep_until(start_ + stretched);
         // Stretched from the wall time, a stage cannot run long: its waits are stretched too.
-        if (start_cpu_ != kNoCpu) timeline_.count_paced(measured, stretched);
+        if (start_cpu_ != kNoCpu) {
+          timeline_.count_paced(measured, stretched);
+          event_.held = measured > stretched ? Held::overran : Held::kept;
+        }
       }
       event_.t_end_ns = timeline_.now_ns();
       timeline_.record(event_);
