@@ -71,6 +71,19 @@ TEST(Evaluation, RecordsSurviveTheGatherAndMerge) {
   EXPECT_THROW(evaluation_from_doubles({1.0, 2.0}), std::invalid_argument);
 }
 
+// The trivial rate: test labels 3 x class 0, 5 x class 1, 2 x class 2. Globally the best
+// constant answer is class 1: 0.5. Per device: device 1 trains on classes 0 and 1 in
+// equal shares (either answer scores 0.5 on its 8 test samples), device 2 on class 2
+// only (answering 2 scores 1 on its 2): (0.5 x 8 + 1 x 2) / 10 = 0.6.
+TEST(Evaluation, TrivialAccuracyIsTheBestConstantAnswerScoredAsTheScopeScores) {
+  const std::vector<std::uint8_t> test = {0, 1, 1, 0, 2, 1, 1, 0, 2, 1};
+  const std::vector<std::uint8_t> train = {0, 1, 2, 2, 0, 1};
+  const std::vector<std::vector<std::size_t>> partitions = {{0, 1, 4, 5}, {2, 3}};
+  EXPECT_DOUBLE_EQ(trivial_accuracy(test, 3, train, partitions, EvaluationScope::global), 0.5);
+  EXPECT_DOUBLE_EQ(trivial_accuracy(test, 3, train, partitions, EvaluationScope::per_device), 0.6);
+  EXPECT_THROW(trivial_accuracy({0, 3}, 3, train, partitions, EvaluationScope::global), std::out_of_range);
+}
+
 TEST(Evaluation, ScopeNames) {
   EXPECT_EQ(evaluation_scope("global"), EvaluationScope::global);
   EXPECT_EQ(evaluation_scope("per-device"), EvaluationScope::per_device);

@@ -360,12 +360,15 @@ TEST_F(ResultsFileTest, EventsTableIsAChunkedExtendibleCompoundWithNamedEnums) {
     ASSERT_EQ(H5Tget_class(type.get()), H5T_COMPOUND);
     EXPECT_EQ(member_names(type.get()),
               (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind", "message",
-                                        "peer", "bytes", "t_start_ns", "t_end_ns"}));
-    EXPECT_EQ(H5Tget_size(type.get()), 43U) << "packed rows";
+                                        "held", "peer", "bytes", "t_start_ns", "t_end_ns"}));
+    EXPECT_EQ(H5Tget_size(type.get()), 44U) << "packed rows";
 
     const DatatypeHandle lane = member_type(type.get(), "lane");
     const DatatypeHandle kind = member_type(type.get(), "kind");
     const DatatypeHandle message = member_type(type.get(), "message");
+    const DatatypeHandle held = member_type(type.get(), "held");
+    ASSERT_EQ(H5Tget_class(held.get()), H5T_ENUM);
+    EXPECT_EQ(enum_names(held.get()), held_names());
     ASSERT_EQ(H5Tget_class(lane.get()), H5T_ENUM);
     ASSERT_EQ(H5Tget_class(kind.get()), H5T_ENUM);
     ASSERT_EQ(H5Tget_class(message.get()), H5T_ENUM);
@@ -881,7 +884,7 @@ with h5py.File(sys.argv[1], "r") as f:
     assert list(a["clock_offsets_ns"]) == [0, -1007, -2007], a["clock_offsets_ns"]
     ev = f["ranks/2/events"][()]
     assert ev.dtype.names == ("round", "batch", "micro_batch", "lane", "kind", "message",
-                              "peer", "bytes", "t_start_ns", "t_end_ns"), ev.dtype.names
+                              "held", "peer", "bytes", "t_start_ns", "t_end_ns"), ev.dtype.names
     assert len(ev) == 14 and len(f["ranks/1/events"]) == 0
     kinds = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["kind"]).items()}
     lanes = {v: k for k, v in h5py.check_enum_dtype(ev.dtype["lane"]).items()}

@@ -84,16 +84,17 @@ TEST(ResultsEventColumns, AreEventsMembersInFileOrder) {
     enums.push_back(column.enum_names() != nullptr);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"round", "batch", "micro_batch", "lane", "kind",
-                                             "message", "peer", "bytes", "t_start_ns",
+                                             "message", "held", "peer", "bytes", "t_start_ns",
                                              "t_end_ns"}));
   EXPECT_EQ(offsets, (std::vector<std::size_t>{
                          offsetof(Event, round), offsetof(Event, batch),
                          offsetof(Event, micro_batch), offsetof(Event, lane),
-                         offsetof(Event, kind), offsetof(Event, message), offsetof(Event, peer),
+                         offsetof(Event, kind), offsetof(Event, message), offsetof(Event, held),
+                         offsetof(Event, peer),
                          offsetof(Event, bytes), offsetof(Event, t_start_ns),
                          offsetof(Event, t_end_ns)}));
-  EXPECT_EQ(enums, (std::vector<bool>{false, false, false, true, true, true, false, false, false,
-                                      false}));
+  EXPECT_EQ(enums, (std::vector<bool>{false, false, false, true, true, true, true, false, false,
+                                      false, false}));
   EXPECT_EQ(event_columns()[4].enum_names(), &event_kind_names());
 }
 

@@ -112,12 +112,13 @@ class DigestRun(Run):
         except KeyError as e:
             raise ReportError("%s: the digest lacks the root attribute %s" % (path, e))
         self.started_at = str(self.attrs.get("started_at", ""))
+        self.trivial_accuracy = float(self.attrs.get("trivial_accuracy", float("nan")))
         self.rounds = _array(data["rounds"], path)
         self.summary = {k: float(v) for k, v in data["summary"].items()}
         self.events = [np.zeros(0) for _ in range(self.mpi_size)]
         self.event_detail = str(self.attrs.get("event_detail", "all"))
         self.event_totals = None
-        self.kind_names = self.lane_names = self.message_names = None
+        self.kind_names = self.lane_names = self.message_names = self.held_names = None
         self.replans = ({k: np.asarray(v) for k, v in data["replans"].items()}
                         if data.get("replans") is not None else None)
         self.config = _parse_config(self.config_text, path)

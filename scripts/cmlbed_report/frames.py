@@ -70,6 +70,7 @@ class Results:
         self.emulation = emulation.verdict(run)
         self.emulation_reasons = emulation.reasons(run)
         self.emulation_placement = emulation.placement(run)
+        self.trivial_accuracy = run.trivial_accuracy  # NaN where the file does not say
         self.config = {"%s.%s" % (section, key): value
                        for section in run.config.sections()
                        for key, value in run.config.items(section)}

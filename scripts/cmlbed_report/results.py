@@ -23,6 +23,10 @@ class Run:
             self.started_at = str(f.attrs.get("started_at", ""))
             # Every root attribute (privacy_epsilon, simulated, ...), as numpy gives it.
             self.attrs = dict(f.attrs.items())
+            # The accuracy of always answering one class, as this run's evaluations score
+            # (root attribute trivial_accuracy); NaN in files written before it and in
+            # runs that score nothing.
+            self.trivial_accuracy = float(f.attrs.get("trivial_accuracy", float("nan")))
             self.rounds = f["rounds"][()]
             self.summary = {k: float(v) for k, v in f["summary"].attrs.items()}
             # A simulation of many devices keeps events summed (`cmlbed simulate --events

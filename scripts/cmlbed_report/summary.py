@@ -85,6 +85,7 @@ def run_numbers(run, from_round=1):
         "final_loss": float(loss[-1]) if len(loss) else math.nan,
         "final_accuracy": float(accuracy[-1]) if len(accuracy) else math.nan,
         "best_accuracy": float(accuracy.max()) if len(accuracy) else math.nan,
+        "trivial_accuracy": run.trivial_accuracy,
     }
 
 
@@ -290,7 +291,7 @@ def group_runs(runs):
 FIGURES = ["mean_round_s", "total_s", "server_busy_s", "server_idle_s", "server_idle_pct",
            "device_busy_s", "device_idle_s", "device_idle_pct", "mb_up", "mb_down",
            "messages_up", "messages_down", "server_tflops", "device_tflops", "final_loss",
-           "final_accuracy", "best_accuracy"]
+           "final_accuracy", "best_accuracy", "trivial_accuracy"]
 # Ratios against the baseline: name -> the per-run value whose means are divided
 # (baseline's / the group's). Idle per round, so that runs of different lengths compare.
 RATIOS = {
@@ -403,6 +404,7 @@ RUN_COLUMNS = [
     ("messages_up", "msgs up", "%.0f"), ("messages_down", "msgs down", "%.0f"),
     ("server_tflops", "srv TFLOPs", "%.4f"), ("device_tflops", "dev TFLOPs", "%.4f"),
     ("final_accuracy", "acc", "%.4f"), ("best_accuracy", "best acc", "%.4f"),
+    ("trivial_accuracy", "trivial", "%.4f"),
     ("baseline", "vs", "%s"), ("speedup", "speedup", "%.2fx"),
     ("server_idle_reduction", "srv idle /x", "%.2fx"),
     ("device_idle_reduction", "dev idle /x", "%.2fx"),

@@ -158,10 +158,13 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
   return results;
 }
 
-// Where the ranks sit: what the emulation verdict reads its CPU figures against.
+// Where the ranks sit: what the emulation verdict reads its CPU figures against; and
+// the trivial rate every accuracy of the run is to be read against.
 void write_placement(RunState& run) {
   run.results->set_root_text("emulation_placement", run.placement);
   run.results->set_root_number("ranks_per_core", run.ranks_per_core);
+  const auto trivial = run.method->trivial_accuracy(train::evaluation_scope(run.config.text("evaluation.scope")));
+  if (trivial) run.results->set_root_number("trivial_accuracy", *trivial);
 }
 
 void open_results(RunState& run, const RunStamp& started, const std::function<void(trace::ResultsFile&)>& on_created,

@@ -33,6 +33,9 @@ class AdaSplit : public Method {
   AdaSplit(const Config& config, int rank, int devices);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
+  std::optional<double> trivial_accuracy(EvaluationScope scope) const override {
+    return train::trivial_accuracy(data_, scope);
+  }
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
   std::map<int, double> mask_sparsity() const override;
   void save_state(torch::serialize::OutputArchive& archive) override;

@@ -43,6 +43,48 @@ std::vector<double> label_shares(const std::vector<std::uint8_t>& labels,
   return shares;
 }
 
+namespace {
+
+// The per-class sums of a model that answers `answer` for every test sample (its loss
+// is not defined: 0).
+ClassScores constant_answer(const std::vector<std::int64_t>& samples, std::size_t answer) {
+  ClassScores scores;
+  scores.samples = samples;
+  scores.correct.assign(samples.size(), 0);
+  scores.loss.assign(samples.size(), 0.0);
+  scores.correct[answer] = samples[answer];
+  return scores;
+}
+
+}  // namespace
+
+double trivial_accuracy(const std::vector<std::uint8_t>& test_labels, std::size_t classes,
+                        const std::vector<std::uint8_t>& train_labels,
+                        const std::vector<std::vector<std::size_t>>& partitions, EvaluationScope scope) {
+  if (classes == 0) throw std::invalid_argument("trivial_accuracy: no classes");
+  std::vector<std::int64_t> samples(classes, 0);
+  for (const std::uint8_t label : test_labels) {
+    if (label >= classes) throw std::out_of_range("trivial_accuracy: test label beyond the class count");
+    ++samples[label];
+  }
+  const auto best = [&](const auto& score_of) {
+    Score chosen;
+    chosen.accuracy = -1;
+    for (std::size_t c = 0; c < classes; ++c) {
+      const Score score = score_of(constant_answer(samples, c));
+      if (score.accuracy > chosen.accuracy) chosen = score;
+    }
+    return chosen;
+  };
+  if (scope == EvaluationScope::global) return best([](const ClassScores& s) { return overall_score(s); }).accuracy;
+  std::map<int, Score> devices;
+  for (std::size_t d = 0; d < partitions.size(); ++d) {
+    const std::vector<double> shares = label_shares(train_labels, partitions[d], classes);
+    devices[static_cast<int>(d) + 1] = best([&](const ClassScores& s) { return device_score(s, shares); });
+  }
+  return weighted_mean(devices).accuracy;
+}
+
 Score device_score(const ClassScores& scores, const std::vector<double>& shares) {
   Score score;
   double weight = 0, accuracy = 0, loss = 0;

@@ -17,6 +17,9 @@ class FederatedAveraging : public Method {
   FederatedAveraging(const Config& config, int rank, int devices);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
+  std::optional<double> trivial_accuracy(EvaluationScope scope) const override {
+    return train::trivial_accuracy(data_, scope);
+  }
   std::vector<std::pair<std::string, std::vector<float>>> final_state() override;
   void save_state(torch::serialize::OutputArchive& archive) override;
   void load_state(torch::serialize::InputArchive& archive) override;

@@ -82,4 +82,10 @@ TrainingData load_training_data(const Config& config, int rank, int devices) {
   return data;
 }
 
+std::optional<double> trivial_accuracy(const TrainingData& data, EvaluationScope scope) {
+  if (data.test.size() == 0) return std::nullopt;
+  return trivial_accuracy(data.test.labels, static_cast<std::size_t>(data.test.num_classes), data.train_labels,
+                          data.partitions, scope);
+}
+
 }  // namespace cmlbed::train

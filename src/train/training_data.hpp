@@ -5,10 +5,12 @@
 // device keeps its samples only, so that a rank's memory does not grow with the data
 // set and the data set is decompressed once per run, not once per rank.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/image_set.hpp"
+#include "cmlbed/train/evaluation.hpp"
 
 namespace cmlbed::train {
 
@@ -34,5 +36,9 @@ struct TrainingData {
 // reports it as a configuration error), std::runtime_error otherwise, each with rank
 // 0's message.
 TrainingData load_training_data(const Config& config, int rank, int devices);
+
+// The server's trivial rate for `scope` (evaluation.hpp); nothing where `data` holds no
+// test set (a device's).
+std::optional<double> trivial_accuracy(const TrainingData& data, EvaluationScope scope);
 
 }  // namespace cmlbed::train

@@ -55,6 +55,15 @@ Score device_score(const ClassScores& scores, const std::vector<double>& shares)
 // The sample-weighted mean of device scores (NaN loss/accuracy when there are none).
 Score weighted_mean(const std::map<int, Score>& devices);
 
+// The trivial rate: the accuracy of a model that always answers one class, the best such
+// class, scored as an evaluation of `scope` scores. Global: the test set's most common
+// class's share. Per device: each device answers its own best class (one of its
+// training classes), scored by device_score and averaged by weighted_mean. An accuracy
+// is only worth reporting beside it: a method at this rate has learnt nothing.
+double trivial_accuracy(const std::vector<std::uint8_t>& test_labels, std::size_t classes,
+                        const std::vector<std::uint8_t>& train_labels,
+                        const std::vector<std::vector<std::size_t>>& partitions, EvaluationScope scope);
+
 // For the driver's gather at rank 0: one rank's evaluation as doubles (empty for none)
 // and back, and every rank's evaluations merged into one.
 std::vector<double> evaluation_to_doubles(const Evaluation* evaluation);

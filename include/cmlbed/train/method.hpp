@@ -64,6 +64,10 @@ class Method {
   // On the server after each round, for methods whose server keeps a mask per device
   // (adasplit): each device's share of mask entries with sigmoid below 0.5, by rank.
   virtual std::map<int, double> mask_sparsity() const { return {}; }
+  // On the server: the trivial rate its evaluations are to be read against
+  // (evaluation.hpp's trivial_accuracy over the run's test set and partition); nothing
+  // for a method that scores nothing, and on the devices.
+  virtual std::optional<double> trivial_accuracy(EvaluationScope) const { return std::nullopt; }
 
   // Checkpoints (output.checkpoint, `cmlbed run --resume`). After a completed round
   // (training and evaluation) each rank saves what it needs to run the next rounds as if
