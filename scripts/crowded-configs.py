@@ -29,19 +29,20 @@ draw), and its seeds are kept apart: seed 1 was looked at while the host model w
 built, seed 2 was not (docs/explanation/simulator.md).
 """
 
-import argparse
 import os
 import random
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from config_draws import write_checked_draws  # noqa: E402
 
 MODELS = ["lenet", "vgg5", "mobilenetv3-small"]
 METHODS = ["fl", "sl", "sfl", "sfl2", "pipar", "adasplit"]
 LAYERS = {"lenet": 7, "vgg5": 7, "mobilenetv3-small": 16}
 
 
-def draw(seed, number):
-    """(name, INI text, ranks) of draw `number` of `seed`."""
+def draw(seed, number, _out_dir=None):
+    """(name, INI text, ranks) of draw `number` of `seed` (it writes no other file)."""
     rng = random.Random(seed * 7919 + 104729 + number)
     name = "crowded-%d-%d" % (seed, number)
     model = rng.choice(MODELS)
@@ -91,27 +92,7 @@ def draw(seed, number):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, required=True, help="how many draws")
-    parser.add_argument("--seed", type=int, required=True, help="the draws' seed")
-    parser.add_argument("--out", required=True, help="directory for the configurations")
-    parser.add_argument("--cmlbed", default="build/cmlbed", help="binary that checks each draw (--dry-run)")
-    args = parser.parse_args()
-    if args.count < 1:
-        parser.error("--count must be at least 1")
-    os.makedirs(args.out, exist_ok=True)
-    for number in range(1, args.count + 1):
-        name, text, ranks = draw(args.seed, number)
-        path = os.path.join(args.out, name + ".ini")
-        with open(path, "w") as f:
-            f.write(text)
-        check = subprocess.run([args.cmlbed, "run", "--config", path, "--dry-run", "--ranks", str(ranks),
-                                "--plan.check_pacing=off"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if check.returncode != 0:
-            sys.exit("crowded-configs.py: draw %d of seed %d (%s) is not a valid configuration:\n%s"
-                     % (number, args.seed, path, check.stderr.strip()))
-        print(path)
+    write_checked_draws("crowded-configs.py", __doc__.split("\n\n")[0], draw)
 
 
 if __name__ == "__main__":

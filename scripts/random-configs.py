@@ -25,11 +25,12 @@ A draw picks, independently:
              1..devices devices chosen per mini-batch, random or UCB orchestrator
 """
 
-import argparse
 import os
 import random
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from config_draws import write_checked_draws  # noqa: E402
 
 MODELS = ["lenet", "vgg5", "mobilenetv3-small", "mobilenetv3-large"]
 METHODS = ["fl", "sl", "sfl", "pipar", "adasplit"]
@@ -100,26 +101,7 @@ def draw(seed, number, out_dir):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, required=True, help="how many draws")
-    parser.add_argument("--seed", type=int, required=True, help="the draws' seed")
-    parser.add_argument("--out", required=True, help="directory for the configurations")
-    parser.add_argument("--cmlbed", default="build/cmlbed", help="binary that checks each draw (--dry-run)")
-    args = parser.parse_args()
-    if args.count < 1:
-        parser.error("--count must be at least 1")
-    os.makedirs(args.out, exist_ok=True)
-    for number in range(1, args.count + 1):
-        name, text, ranks = draw(args.seed, number, args.out)
-        path = os.path.join(args.out, name + ".ini")
-        with open(path, "w") as f:
-            f.write(text)
-        check = subprocess.run([args.cmlbed, "run", "--config", path, "--dry-run", "--ranks", str(ranks)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if check.returncode != 0:
-            sys.exit("random-configs.py: draw %d of seed %d (%s) is not a valid configuration:\n%s"
-                     % (number, args.seed, path, check.stderr.strip()))
-        print(path)
+    write_checked_draws("random-configs.py", __doc__.split("\n\n")[0], draw)
 
 
 if __name__ == "__main__":

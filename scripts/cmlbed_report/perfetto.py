@@ -124,7 +124,7 @@ def trace_events(run):
                         "bytes": int(e["bytes"])}
                 if _message(run, e):
                     args["message"] = _message(run, e)
-                held = run.held_names[int(e["held"])] if run.held_names is not None else "no"
+                held = run.held(e)
                 if held != "no":
                     args["held"] = held
                 slice_ = {

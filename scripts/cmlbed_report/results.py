@@ -156,10 +156,15 @@ class Run:
     def lane_code(self, name):
         return self.lane_names.index(name)
 
+    def held(self, event):
+        """Whether a compute stage was held to a length and kept it: "no", "kept" or
+        "overran" ("no" where the file does not say)."""
+        return self.held_names[int(event["held"])] if self.held_names is not None else "no"
+
     def overran(self, event):
         """Whether a compute stage held to a length (paced or stretched) ran past it: the
-        emulation did not hold for that stage (False where the file does not say)."""
-        return self.held_names is not None and self.held_names[int(event["held"])] == "overran"
+        emulation did not hold for that stage."""
+        return self.held(event) == "overran"
 
 
 def _open(path):
