@@ -158,9 +158,9 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
   return results;
 }
 
-// Where the ranks sit: what the emulation verdict reads its CPU figures against; and
-// the trivial rate every accuracy of the run is to be read against.
-void write_placement(RunState& run) {
+// What the run's figures are read against: where the ranks sit (for the emulation
+// verdict's CPU figures) and the trivial rate (for every accuracy).
+void write_reference_attributes(RunState& run) {
   run.results->set_root_text("emulation_placement", run.placement);
   run.results->set_root_number("ranks_per_core", run.ranks_per_core);
   const auto trivial = run.method->trivial_accuracy(train::evaluation_scope(run.config.text("evaluation.scope")));
@@ -176,7 +176,7 @@ void open_results(RunState& run, const RunStamp& started, const std::function<vo
     trace::remove_checkpoint(trace::checkpoint_path(run.output_file));
     if (on_created) on_created(*run.results);
   }
-  if (run.is_server && !run.resuming) write_placement(run);
+  if (run.is_server && !run.resuming) write_reference_attributes(run);
   if (run.resuming) {
     agree_on(run, run.is_server, "cannot resume " + run.output_file + ": ", [&]() -> std::optional<std::string> {
       run.results.emplace(reopen_results(run.output_file, *run.resume, run.config, run.records));
@@ -184,7 +184,7 @@ void open_results(RunState& run, const RunStamp& started, const std::function<vo
       return std::nullopt;
     });
     if (run.is_server) {
-      write_placement(run);
+      write_reference_attributes(run);
       std::cout << "cmlbed: resuming " << run.output_file
                 << (run.resume->from_checkpoint
                         ? " after round " + std::to_string(run.first_round) + " of " + std::to_string(run.rounds) +
