@@ -3,12 +3,12 @@
 # machine can measure, simulates the rest from profiles measured here, and writes
 # docs/reproduction.md with its pictures (docs/images/reproduction-*.png).
 #
-#   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, DP, report
+#   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, round lengths, DP, report
 #   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
 #   scripts/reproduction.sh --repeats N     # seeds per measured run (default 3; --quick: 2)
 #   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
 #   scripts/reproduction.sh --archive DIR   # where run digests are kept (default docs/reproduction-data)
-#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,dp,accuracy,adasplit,report
+#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,rounds,dp,accuracy,adasplit,report
 #   scripts/reproduction.sh --quick --results DIR --doc FILE --images DIR   # tiny settings, no DP (the ctest)
 #   scripts/reproduction.sh --list-jobs     # the heavy parts, one a line (jobs/reproduction.sbatch)
 #   scripts/reproduction.sh --job SPEC      # one of those lines (an array element runs one)
@@ -21,6 +21,11 @@
 #   measured   real runs of the cells in MEASURED (default "vgg5:5,10,25,50,100
 #              mobilenetv3-small:5,100"; --full: every network at every rate), sfl and
 #              pipar with model.split = auto (pipar.micro_batches = auto) and the same profile
+#   rounds     the round-length curve: the cell's runs at ROUND_LENGTHS mini-batches per
+#              device and round (default "4 16 64 390"; 390 = a CIFAR-10 epoch of 12,500
+#              samples per device) on ROUND_NETWORKS (default "vgg5 mobilenetv3-large") at
+#              uplink ROUND_RATE mbit (default 5): simulated at every length, measured at
+#              ROUND_MEASURED (default "4 16 64")
 #   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on, one
 #              pass per seed (the second pass in reverse order, and so on: the devices are
 #              paced by devices.slowdown, so the host's load drifts into every figure)
@@ -36,10 +41,16 @@
 #              docs/reproduction-data/, which git keeps, and reads a run from there when its
 #              results file is gone: the report survives a fresh checkout, and one new run
 #              adds one cell (commit docs/reproduction-data/ with the report)
-# Seeds: every measured run (measured, dp, accuracy, adasplit) runs N seeds (--repeats N,
-# or REPEATS; default 3, --quick 2), experiment.seed = F..F+N-1 (F = FIRST_SEED, default
-# 1), each into NAME.seedS.h5 with its provenance NAME.seedS.h5.run.json: `cmlbed run
-# --repeats` for the seeds not done yet (dp: one pass per seed instead, see above). The
+# Every grid cell (and every point of the round-length curve) is four runs: fl, sfl,
+# pipar, and sfl at pipar's split (NAME-sfl-atp), so that the speedup over FL splits into
+# splitting (FL / SFL) and pipelining (SFL / PiPar, at PiPar's split and at SFL's own).
+# Seeds: every measured run (measured, rounds, dp, accuracy, adasplit) runs N seeds
+# (--repeats N, or REPEATS; default 3, --quick 2), experiment.seed = F..F+N-1 (F =
+# FIRST_SEED, default 1), each into NAME.seedS.h5 with its provenance NAME.seedS.h5.run.json.
+# Timed runs interleave: a cell runs seed 1 of each method, then seed 2 of each, and so
+# on (A B C D A B C D), so that the host's drift spreads over every method instead of
+# landing on one method's seeds (dp: one pass per seed, see above); accuracy and
+# adasplit use `cmlbed run --repeats` for the seeds not done yet. The
 # report groups the seeds of a run (cmlbed-report summary's groups) and gives n, mean and
 # 95% interval, every time figure over rounds 2.. of each run. Simulated cells are
 # deterministic: simulated once (NAME.h5). A measured run made before seeds (NAME.h5, as
@@ -58,7 +69,8 @@
 # "--experiment.rounds=50 --network.uplink_rate=1gbit --network.downlink_rate=1gbit" to run
 # until accuracy settles in a fraction of the time; the report states the runs' rounds and links).
 # --full and the Slurm array run the heavy parts, accuracy and adasplit; the default run
-# does not (their kept digests still make their sections).
+# does not (their kept digests still make their sections). ROUND_NETWORKS, ROUND_RATE,
+# ROUND_LENGTHS and ROUND_MEASURED set the round-length curve.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
@@ -68,7 +80,7 @@ source scripts/mpi-env.sh
 source scripts/host-slice.sh
 
 results=results/reproduction doc=docs/reproduction.md images=docs/images archive=""
-parts=profiles,simulate,measured,dp,report mode=run quick=false full=false force=false job=""
+parts=profiles,simulate,measured,rounds,dp,report mode=run quick=false full=false force=false job=""
 repeats=${REPEATS:-}
 needs_value() {
   [[ $# -ge 2 && $2 != -* ]] || { echo "reproduction.sh: $1 needs a value" >&2; usage >&2; exit 2; }
@@ -81,7 +93,7 @@ while [[ $# -gt 0 ]]; do
     --archive) needs_value "$@"; archive=$2; shift 2 ;;
     --only) needs_value "$@"; parts=$2; shift 2 ;;
     --repeats) needs_value "$@"; repeats=$2; shift 2 ;;
-    --full) full=true; parts=profiles,simulate,measured,dp,accuracy,adasplit,report; shift ;;
+    --full) full=true; parts=profiles,simulate,measured,rounds,dp,accuracy,adasplit,report; shift ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --report-only) parts=report; shift ;;
@@ -93,8 +105,8 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -ra part_list <<<"$parts"
 for p in "${part_list[@]}"; do
-  case $p in profiles|simulate|measured|dp|accuracy|adasplit|report) ;; *)
-    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, dp, accuracy, adasplit, report" >&2
+  case $p in profiles|simulate|measured|rounds|dp|accuracy|adasplit|report) ;; *)
+    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, rounds, dp, accuracy, adasplit, report" >&2
     exit 2 ;;
   esac
 done
@@ -116,10 +128,15 @@ accuracy_config=configs/reproduction/accuracy.ini
 read -ra networks <<<"${NETWORKS:-vgg5 vgg11 vgg16 resnet18 mobilenetv3-small mobilenetv3-large}"
 read -ra rates <<<"${RATES:-5 10 25 50 100}"
 methods=(fl sfl pipar)
+cell_methods=(fl sfl pipar sfl-atp)  # a grid cell's runs; sfl-atp: sfl at pipar's split
 measured_default="vgg5:5,10,25,50,100 mobilenetv3-small:5,100"
 read -ra accuracy_networks <<<"${ACCURACY_NETWORKS:-vgg5 mobilenetv3-small}"
 read -ra accuracy_datasets <<<"${ACCURACY_DATASETS:-fashion-mnist synthetic}"
 accuracy_rounds=${ACCURACY_ROUNDS:-20}
+read -ra round_networks <<<"${ROUND_NETWORKS:-vgg5 mobilenetv3-large}"
+round_rate=${ROUND_RATE:-5}
+read -ra round_lengths <<<"${ROUND_LENGTHS:-4 16 64 390}"
+read -ra round_measured <<<"${ROUND_MEASURED:-4 16 64}"
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
 adasplit_groups=${ADASPLIT_GROUPS:-methods,kappa,eta}
 read -ra adasplit_extra <<<"${ADASPLIT_EXTRA:-}"
@@ -144,8 +161,13 @@ if $quick; then
   read -ra rates <<<"${RATES:-100}"
   # Two AdaSplit-comparison runs (sfl and adasplit, 2 rounds of 2 mini-batches) stand for
   # that part's 16.
-  [[ $parts == profiles,simulate,measured,dp,report ]] && parts=profiles,simulate,measured,adasplit,report
+  [[ $parts == profiles,simulate,measured,rounds,dp,report ]] && parts=profiles,simulate,measured,rounds,adasplit,report
   measured_default="vgg5:100"
+  # The round-length curve: two lengths of one cell, the shorter also measured.
+  read -ra round_networks <<<"${ROUND_NETWORKS:-vgg5}"
+  round_rate=${ROUND_RATE:-100}
+  read -ra round_lengths <<<"${ROUND_LENGTHS:-1 2}"
+  read -ra round_measured <<<"${ROUND_MEASURED:-1}"
   export ADASPLIT_METHODS=${ADASPLIT_METHODS:-sfl adasplit}
   adasplit_groups=methods
   adasplit_extra=(--experiment.rounds=2 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
@@ -260,99 +282,174 @@ cell_args() {
   echo "--model.name=$1 --network.uplink_rate=${2}mbit --network.downlink_rate=${down}mbit"
 }
 
-# simulate_one NAME METHOD PROFILE CELL_ARGS... -- CHOICE...: `cmlbed simulate` of one
-# grid cell into simulated/NAME.h5 (skipped when done), its ranks sharing this machine's
-# cores as a measured cell's do (the settings docs/prediction-accuracy.md validates). The
-# choice comes from `cmlbed plan` without them, as `auto` in a measured cell makes it.
+# simulate_one FOLDER NAME METHOD PROFILE CELL_ARGS... -- CHOICE...: `cmlbed simulate` of
+# one run of a cell into FOLDER/NAME.h5 (skipped when done), its ranks sharing this
+# machine's cores as a measured cell's do (the settings docs/prediction-accuracy.md
+# validates). The choice comes from `cmlbed plan` without them, as `auto` in a measured
+# cell makes it.
 simulate_one() {
-  local name=$1 method=$2 profile=$3
-  shift 3
+  local folder=$1 name=$2 method=$3 profile=$4
+  shift 4
   local args=()
   while [[ $1 != -- ]]; do args+=("$1"); shift; done
   shift
-  local out=$results/simulated/$name.h5
+  local out=$results/$folder/$name.h5
   done_already "$out" && return 0
-  echo "simulate: $name $*"
-  record "$out" "$results/simulated/$name.log" "$cmlbed" simulate --config "$grid_config" \
+  echo "simulate: $folder/$name $*"
+  record "$out" "$results/$folder/$name.log" "$cmlbed" simulate --config "$grid_config" \
     --profile "$profile" --devices $((grid_ranks - 1)) --experiment.method=$method "${args[@]}" \
-    --plan.host_cores="$(nproc)" --plan.host_slice="$(host_slice)" \
-    "${grid_extra[@]}" "$@" --output.file="$out" --output.overwrite=true
+    --plan.host_cores="$(nproc)" --plan.host_slice="$(host_slice)" "$@" \
+    --output.file="$out" --output.overwrite=true
+}
+
+# simulate_cell FOLDER PREFIX NET RATE EXTRA...: the simulated runs of one cell, PREFIX-M.h5
+# for M = fl, sfl, pipar (the planner's choices, as `auto` makes them in a run) and
+# sfl-atp (sfl at pipar's split); EXTRA: options every run gets (grid_extra, a length).
+simulate_cell() {
+  local folder=$1 prefix=$2 net=$3 rate=$4
+  shift 4
+  local extra=("$@") profile method
+  profile=$(profile_of "$net")
+  [[ -s $profile ]] || { echo "simulate: $net skipped: no profile ($profile)" >&2; return 0; }
+  read -ra cell <<<"$(cell_args "$net" "$rate")"
+  for method in "${methods[@]}"; do
+    local name=$prefix-$method
+    if [[ $method == fl ]]; then
+      simulate_one "$folder" "$name" fl "$profile" "${cell[@]}" "${extra[@]}" --
+      continue
+    fi
+    local plan=$results/$folder/$name.plan.txt auto=(--model.split=auto) chosen
+    [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
+    if $force || ! grep -q "^chosen: split" "$plan" 2>/dev/null; then
+      "$cmlbed" plan --config "$grid_config" --profile "$profile" --devices $((grid_ranks - 1)) \
+        --experiment.method=$method "${cell[@]}" "${extra[@]}" "${auto[@]}" >"$plan" 2>&1 ||
+        { echo "plan failed: $folder/$name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
+    fi
+    chosen=$(sed -n 's/^chosen: split \([0-9]*\), \([0-9]*\) micro-batch.*/\1 \2/p' "$plan")
+    [[ -n $chosen ]] || { echo "plan: no choice for $folder/$name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
+    local choice=(--model.split="${chosen% *}")
+    [[ $method == pipar ]] && choice+=(--pipar.micro_batches="${chosen#* }")
+    simulate_one "$folder" "$name" $method "$profile" "${cell[@]}" "${extra[@]}" -- "${choice[@]}"
+    [[ $method == pipar ]] || continue
+    # Pipelining's own gain: sfl at pipar's split (SFL's schedule = PiPar's with one micro-batch).
+    simulate_one "$folder" "$prefix-sfl-atp" sfl "$profile" "${cell[@]}" "${extra[@]}" -- \
+      --model.split="${chosen% *}"
+    # Split 0 sends the raw samples to the server, which split learning exists to
+    # avoid: also the fastest candidate with at least one layer on the device, from the
+    # same plan table (P, m, round s, ...), as PREFIX-pipar-p1.h5.
+    [[ ${chosen% *} == 0 ]] || continue
+    local p1
+    p1=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $1 >= 1 && (best == "" || $3 + 0 < best + 0) {
+                best = $3; choice = $1 " " $2 } END { print choice }' "$plan")
+    [[ -n $p1 ]] || continue
+    simulate_one "$folder" "$name-p1" pipar "$profile" "${cell[@]}" "${extra[@]}" -- \
+      --model.split="${p1% *}" --pipar.micro_batches="${p1#* }"
+  done
 }
 
 run_simulate() {
-  local net rate method
+  local net rate
   for net in "${networks[@]}"; do
-    local profile
-    profile=$(profile_of "$net")
-    [[ -s $profile ]] || { echo "simulate: $net skipped: no profile ($profile)" >&2; continue; }
     for rate in "${rates[@]}"; do
-      read -ra cell <<<"$(cell_args "$net" "$rate")"
-      for method in "${methods[@]}"; do
-        local name=$net-${rate}mbit-$method
-        if [[ $method == fl ]]; then
-          simulate_one "$name" fl "$profile" "${cell[@]}" --
-          continue
-        fi
-        # The planner's choice (the one `auto` makes in a run), then simulate it.
-        local plan=$results/simulated/$name.plan.txt auto=(--model.split=auto) chosen
-        [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
-        if $force || ! grep -q "^chosen: split" "$plan" 2>/dev/null; then
-          "$cmlbed" plan --config "$grid_config" --profile "$profile" --devices $((grid_ranks - 1)) \
-            --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" >"$plan" 2>&1 ||
-            { echo "plan failed: $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
-        fi
-        chosen=$(sed -n 's/^chosen: split \([0-9]*\), \([0-9]*\) micro-batch.*/\1 \2/p' "$plan")
-        [[ -n $chosen ]] || { echo "plan: no choice for $name (log: $plan)" >&2; failures=$((failures + 1)); continue; }
-        local choice=(--model.split="${chosen% *}")
-        [[ $method == pipar ]] && choice+=(--pipar.micro_batches="${chosen#* }")
-        simulate_one "$name" $method "$profile" "${cell[@]}" -- "${choice[@]}"
-        # Split 0 sends the raw samples to the server, which split learning exists to
-        # avoid: for pipar, also the fastest candidate with at least one layer on the
-        # device, from the same plan table (P, m, round s, ...), as NAME-p1.h5.
-        [[ $method == pipar && ${chosen% *} == 0 ]] || continue
-        local p1
-        p1=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && $1 >= 1 && (best == "" || $3 + 0 < best + 0) {
-                    best = $3; choice = $1 " " $2 } END { print choice }' "$plan")
-        [[ -n $p1 ]] || continue
-        simulate_one "$name-p1" pipar "$profile" "${cell[@]}" -- \
-          --model.split="${p1% *}" --pipar.micro_batches="${p1#* }"
-      done
+      simulate_cell simulated "$net-${rate}mbit" "$net" "$rate" "${grid_extra[@]}"
     done
   done
 }
 
 source "$root/scripts/ini-value.sh"
 
-run_measured_cell() {  # NET RATE
-  local net=$1 rate=$2 method profile
+# run_option FILE KEY: a resolved option of a results file.
+run_option() {
+  "$python" - "$1" "$2" <<'PY'
+import sys
+sys.path.insert(0, "scripts")
+from cmlbed_report.results import Run
+print(Run(sys.argv[1]).option(sys.argv[2]))
+PY
+}
+
+# measure_cell FOLDER PREFIX NET RATE EXTRA...: the measured runs of one cell,
+# FOLDER/PREFIX-M.seedS.h5 for M = fl, sfl, pipar (model.split = auto, and
+# pipar.micro_batches = auto, from the network's profile; each seed plans on its own) and
+# sfl-atp (sfl at the split pipar's run of the same seed chose), interleaved: seed 1 of
+# each, then seed 2 of each, and so on. EXTRA: options every run gets.
+measure_cell() {
+  local folder=$1 prefix=$2 net=$3 rate=$4
+  shift 4
+  local extra=("$@") profile seed method sfl_choice pipar_choice
   profile=$(profile_of "$net")
   read -ra cell <<<"$(cell_args "$net" "$rate")"
-  for method in "${methods[@]}"; do
-      local name=$net-${rate}mbit-$method out auto=()
-    out=$results/measured/$name.h5
-    if [[ -s $profile ]]; then
-      [[ $method != fl ]] && auto=(--model.split=auto --plan.profile="$profile")
-      [[ $method == pipar ]] && auto+=(--pipar.micro_batches=auto)
-    else
-      # No profile (cmlbed profile fails on this network, or it was not run): no `auto`
-      # either (it would profile), so the split and micro-batch count of the network's
-      # config in configs/pipar-networks/, which the report marks as fixed.
-      local fixed=configs/pipar-networks/$net.ini
-      [[ -f $fixed ]] || { echo "measured: $net skipped: no profile and no $fixed" >&2; return 0; }
-      auto=(--model.split="$(ini_value "$fixed" model split)")
-      [[ $method == pipar ]] && auto+=(--pipar.micro_batches="$(ini_value "$fixed" pipar micro_batches)")
-    fi
-    record_seeds "measured: $name" "$out" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
-      --config "$grid_config" --experiment.method=$method "${cell[@]}" "${grid_extra[@]}" "${auto[@]}" \
-      --output.overwrite=true
+  if [[ -s $profile ]]; then
+    sfl_choice=(--model.split=auto --plan.profile="$profile")
+    pipar_choice=("${sfl_choice[@]}" --pipar.micro_batches=auto)
+  else
+    # No profile (cmlbed profile fails on this network, or it was not run): no `auto`
+    # either (it would profile), so the split and micro-batch count of the network's
+    # config in configs/pipar-networks/, which the report marks as fixed.
+    local fixed=configs/pipar-networks/$net.ini
+    [[ -f $fixed ]] || { echo "measured: $net skipped: no profile and no $fixed" >&2; return 0; }
+    sfl_choice=(--model.split="$(ini_value "$fixed" model split)")
+    pipar_choice=("${sfl_choice[@]}" --pipar.micro_batches="$(ini_value "$fixed" pipar micro_batches)")
+  fi
+  for ((seed = first_seed; seed < first_seed + repeats; seed++)); do
+    for method in "${cell_methods[@]}"; do
+      local out choice=()
+      out=$(seed_file "$results/$folder/$prefix-$method.h5" "$seed")
+      done_already "$out" && continue
+      case $method in
+        sfl) choice=("${sfl_choice[@]}") ;;
+        pipar) choice=("${pipar_choice[@]}") ;;
+        sfl-atp)
+          local pipar_run split
+          pipar_run=$(seed_file "$results/$folder/$prefix-pipar.h5" "$seed")
+          done_already "$pipar_run" && split=$(run_option "$pipar_run" model.split) || split=""
+          [[ -n $split ]] || { echo "measured: $folder/$prefix-$method seed $seed skipped: pipar's run of that seed did not finish" >&2
+                               failures=$((failures + 1)); continue; }
+          choice=(--model.split="$split") ;;
+      esac
+      echo "measured: $folder/$prefix-$method (seed $seed)"
+      record "$out" "${out%.h5}.log" "$mpiexec" --oversubscribe -np $grid_ranks "$cmlbed" run \
+        --config "$grid_config" --experiment.method="${method%-atp}" "${cell[@]}" "${extra[@]}" \
+        "${choice[@]}" --experiment.seed="$seed" --output.file="$out" --output.overwrite=true
+    done
   done
 }
+run_measured_cell() { measure_cell measured "$1-${2}mbit" "$1" "$2" "${grid_extra[@]}"; }
 run_measured() {
   local spec
   for spec in "${measured_cells[@]}"; do
     local net=${spec%%:*} rate
     IFS=, read -ra cell_rates <<<"${spec#*:}"
     for rate in "${cell_rates[@]}"; do run_measured_cell "$net" "$rate"; done
+  done
+}
+
+# The round-length curve: each network of ROUND_NETWORKS at ROUND_RATE, with
+# train.local_iterations = each length (in place of the grid's), simulated at every
+# length and measured at those of ROUND_MEASURED, into rounds-simulated/ and
+# rounds-measured/ as NET-RATEmbit-bLEN-METHOD.
+round_extra() {  # LEN: grid_extra with the length in place of its local_iterations
+  local a
+  for a in "${grid_extra[@]}"; do [[ $a == --train.local_iterations=* ]] || printf '%s\n' "$a"; done
+  echo "--train.local_iterations=$1"
+}
+run_rounds_one() {  # NET LEN
+  local extra prefix=$1-${round_rate}mbit-b$2
+  mapfile -t extra < <(round_extra "$2")
+  simulate_cell rounds-simulated "$prefix" "$1" "$round_rate" "${extra[@]}"
+  [[ " ${round_measured[*]} " == *" $2 "* ]] || return 0
+  measure_cell rounds-measured "$prefix" "$1" "$round_rate" "${extra[@]}"
+}
+run_rounds() {
+  local net len
+  for net in "${round_networks[@]}"; do
+    if [[ ! -s $(profile_of "$net") ]]; then
+      local grid_networks=("${networks[@]}")
+      networks=("$net")
+      run_profiles
+      networks=("${grid_networks[@]}")
+    fi
+    for len in "${round_lengths[@]}"; do run_rounds_one "$net" "$len"; done
   done
 }
 
@@ -448,8 +545,8 @@ run_report() {
 }
 
 # The heavy parts as independent jobs (one Slurm array element each): the measured cells
-# of every network but the default ones, each accuracy (dataset, network) and each run
-# of the AdaSplit comparison.
+# of every network but the default ones, each point of the round-length curve, each
+# accuracy (dataset, network) and each run of the AdaSplit comparison.
 default_cell() {  # NET RATE: is it among the default measured cells?
   local spec r
   for spec in $measured_default; do
@@ -467,6 +564,9 @@ list_jobs() {
       echo "measured $net $rate"
     done
   done
+  for net in "${round_networks[@]}"; do
+    for rate in "${round_lengths[@]}"; do echo "rounds $net $rate"; done
+  done
   for dataset in "${accuracy_datasets[@]}"; do
     for net in "${accuracy_networks[@]}"; do echo "accuracy $dataset $net"; done
   done
@@ -475,7 +575,7 @@ list_jobs() {
 
 [[ $mode == list ]] && { list_jobs; exit 0; }
 [[ -x $cmlbed ]] || { echo "reproduction.sh: no cmlbed binary at $cmlbed (build it, or set CMLBED)" >&2; exit 2; }
-mkdir -p "$results"/{profiles,simulated,measured,dp,accuracy,adasplit}
+mkdir -p "$results"/{profiles,simulated,measured,rounds-simulated,rounds-measured,dp,accuracy,adasplit}
 case $mode in
   job)
     read -ra words <<<"$job"
@@ -485,12 +585,14 @@ case $mode in
       measured) [[ -s $(profile_of "${words[1]}") || -s $(profile_of "${words[1]}").run.json ]] ||
                   { networks=("${words[1]}"); run_profiles; }
                 run_measured_cell "${words[1]}" "${words[2]}" ;;
+      rounds) [[ -s $(profile_of "${words[1]}") ]] || { networks=("${words[1]}"); run_profiles; }
+              run_rounds_one "${words[1]}" "${words[2]}" ;;
       accuracy) run_accuracy_one "${words[1]}" "${words[2]}" ;;
       adasplit)
         line=$(adasplit_runs | awk -v name="${words[1]:-}" '$1 == name')
         [[ -n $line ]] || { echo "reproduction.sh: --job '$job': no such AdaSplit-comparison run (scripts/adasplit-comparison.sh --list)" >&2; exit 2; }
         run_adasplit_one "$line" ;;
-      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE', 'accuracy DATASET NET' or 'adasplit NAME'" >&2; exit 2 ;;
+      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE', 'rounds NET LENGTH', 'accuracy DATASET NET' or 'adasplit NAME'" >&2; exit 2 ;;
     esac
     exit $((failures > 0)) ;;
 esac
@@ -501,6 +603,7 @@ main() {
   wants profiles && run_profiles
   wants simulate && run_simulate
   wants measured && run_measured
+  wants rounds && run_rounds
   wants dp && run_dp
   wants accuracy && run_accuracy
   wants adasplit && run_adasplit

@@ -21,7 +21,7 @@ from .errors import ReportError
 from .results import Run
 
 # The small files kept verbatim beside the digests (relative to the results folder).
-COPIED = ("profiles/*.json", "profiles/*.log", "simulated/*.plan.txt")
+COPIED = ("profiles/*.json", "profiles/*.log", "simulated/*.plan.txt", "rounds-simulated/*.plan.txt")
 RUN_FILES = "*/*.h5"
 
 

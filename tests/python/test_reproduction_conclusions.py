@@ -31,9 +31,14 @@ BOUND = ratio([2.0, 2.0, 2.0], [0.01, 0.3, 0.02])           # "> X", X about 4.3
 SINGLE = stats.ratio_of_means([4.0], [2.0])                  # n = 1
 
 
-def cell(speedup, idle=None, raw=False, heterogeneous=False, trace=False, where="cell"):
-    return {"speedup": speedup, "idle": idle or speedup, "raw": raw,
-            "heterogeneous": heterogeneous, "trace": trace, "where": where}
+def cell(speedup, idle=None, raw=False, heterogeneous=False, trace=False, where="cell", m="4",
+         pipelining=None):
+    """A measured grid cell as conclusions() reads it; PiPar at m micro-batches, the
+    pipelining factor (SFL at PiPar's split over PiPar) given or left out."""
+    return {"speedup": speedup, "idle": idle or speedup, "raw": raw, "m": m,
+            "heterogeneous": heterogeneous, "trace": trace, "where": where,
+            "split": "2", "sfl_split": "3", "vs_sfl": SAME,
+            "same_split": {"speedup": pipelining} if pipelining else None}
 
 
 def verdicts(evidence):
@@ -42,7 +47,7 @@ def verdicts(evidence):
 
 def test_every_claim_of_both_papers_has_a_verdict_and_a_reason():
     claims = rr.conclusions({})
-    assert len(claims) == 13
+    assert len(claims) == 14
     assert {c["paper"] for c in claims} == {"PiPar", "AdaSplit"}
     for c in claims:  # nothing measured: nothing can be decided, and each says why
         assert c["verdict"] == rr.NOT_TESTABLE and c["reason"]
@@ -81,6 +86,28 @@ def test_split_0_cells_never_carry_a_claim():
     assert "split >= 1" in v["training faster than FL"]["reason"]
 
 
+def test_pipar_claims_rest_on_cells_where_it_pipelines():
+    # At m = 1 PiPar runs SFL's schedule: its 40x over FL there is splitting's, no claim
+    # of PiPar's rests on it; the pipelining claim reads SFL / PiPar at PiPar's split.
+    v = verdicts({"grid": [cell(LARGE, m="1", pipelining=ABOVE), cell(SAME, m="8", pipelining=SAME)]})
+    assert v["training faster than FL"]["verdict"] == rr.NOT_CONFIRMED
+    assert v["pipelining itself speeds training (SFL / PiPar at PiPar's split)"]["verdict"] == rr.NOT_CONFIRMED
+    v = verdicts({"grid": [cell(LARGE, m="1"), cell(ABOVE, m="2; 4", pipelining=ABOVE, where="p")]})
+    assert v["training faster than FL"]["verdict"] == rr.CONFIRMED
+    assert "(p)" in v["training faster than FL"]["evidence"]
+    piped = v["pipelining itself speeds training (SFL / PiPar at PiPar's split)"]
+    assert piped["verdict"] == rr.CONFIRMED and "(p)" in piped["evidence"]
+    # Seeds that chose m = 1 and m = 4: not a pipelined cell.
+    v = verdicts({"grid": [cell(LARGE, m="1; 4", pipelining=ABOVE)]})
+    assert v["training faster than FL"]["verdict"] == rr.NOT_TESTABLE
+    assert "m >= 2" in v["training faster than FL"]["reason"]
+    # Without sfl-atp runs, SFL's own run counts where it chose PiPar's split.
+    c = cell(ABOVE, m="4")
+    c["sfl_split"], c["vs_sfl"] = "2", ABOVE
+    assert rr.pipelining(c) is ABOVE
+    assert rr.pipelining(cell(ABOVE, m="4")) is None
+
+
 def test_a_lower_bound_counts_as_above_1_but_only_up_to_its_x():
     assert BOUND.verdict == stats.LOWER_BOUND and BOUND.bound > 1
     v = verdicts({"grid": [cell(ABOVE, idle=BOUND)]})
@@ -110,9 +137,9 @@ def test_same_accuracy_needs_every_interval_within_the_margin():
 def test_dp_heterogeneity_and_traces():
     dp = {"on": {"speedup": ABOVE, "idle": BOUND}, "off": {"speedup": LARGE, "idle": LARGE}}
     v = verdicts({"dp": dp})
-    assert v["the gain holds with differential privacy"]["verdict"] == rr.CONFIRMED
+    assert v["the speedup holds with differential privacy (round time only)"]["verdict"] == rr.CONFIRMED
     dp["on"]["speedup"] = SAME
-    assert verdicts({"dp": dp})["the gain holds with differential privacy"]["verdict"] == rr.NOT_CONFIRMED
+    assert verdicts({"dp": dp})["the speedup holds with differential privacy (round time only)"]["verdict"] == rr.NOT_CONFIRMED
     v = verdicts({"grid": [cell(ABOVE)], "runs_seen": 9})
     het = v["the gain holds with heterogeneous devices"]
     assert het["verdict"] == rr.NOT_TESTABLE and "none of the 9 measured runs" in het["reason"]
@@ -143,6 +170,28 @@ def test_adasplit_claims():
     assert v["verdict"] == rr.NOT_CONFIRMED and "misses 8.13x" in v["reason"]
 
 
+def test_a_baseline_below_the_trivial_rate_has_failed_and_carries_no_verdict():
+    # Personalised SplitFed at 0.615 / 0.402 / 0.567 on devices of two classes each
+    # (trivial rate 0.5): its interval reaches below 0.5, so it failed.
+    assert rr.failed_to_learn([0.615, 0.402, 0.567], 0.5) is True
+    assert rr.failed_to_learn([0.81, 0.80, 0.83], 0.5) is False
+    assert rr.failed_to_learn([0.81, 0.80], float("nan")) is None  # runs made before the rate
+    assert rr.failed_to_learn([0.45], 0.5) is True  # n = 1: the mean
+    near = {"accuracy": {"sfl": ABOVE}, "bytes": {}, "personalised": {"sfl": True},
+            "failed": {"sfl": (True, 0.5)}}
+    v = verdicts({"adasplit": near})["higher accuracy than SplitFed"]
+    assert v["verdict"] == rr.NOT_TESTABLE and "failed to learn" in v["reason"] and "0.500" in v["reason"]
+    near["failed"]["sfl"] = (None, float("nan"))
+    v = verdicts({"adasplit": near})["higher accuracy than SplitFed"]
+    assert v["verdict"] == rr.NOT_TESTABLE and "predate the trivial rate" in v["reason"]
+    near["failed"]["sfl"] = (False, 0.5)
+    assert verdicts({"adasplit": near})["higher accuracy than SplitFed"]["verdict"] == rr.CONFIRMED
+    # PiPar vs FL: groups whose FL did not learn are left out, and said so.
+    v = verdicts({"accuracy": [], "accuracy_failed": ["synthetic, vgg5 (FL at or below the trivial rate 0.100)"]})
+    same = v["same accuracy as FL"]
+    assert same["verdict"] == rr.NOT_TESTABLE and "no group whose FL baseline learns" in same["reason"]
+
+
 def test_adasplit_accuracy_is_judged_against_the_personalised_baseline_where_it_ran():
     plain, personalised = {"personalised": False}, {"personalised": True}
     assert rr.accuracy_baseline({"sfl": plain, "sfl-personalised": personalised}, "sfl") == "sfl-personalised"
@@ -152,18 +201,24 @@ def test_adasplit_accuracy_is_judged_against_the_personalised_baseline_where_it_
     assert rr.accuracy_baseline({}, "sl") is None
 
 
-def test_the_simulator_band_is_read_from_prediction_accuracy(tmp_path):
+def test_the_simulator_band_is_the_largest_error_of_the_held_out_tables(tmp_path):
     band = rr.simulator_band()
-    assert band is not None and 0 < band["median"] <= band["largest"] < 1
-    page = tmp_path / "p.md"
-    page.write_text("Generated by x on 2026-12-04 05:53 UTC (...)\n\n"
-                    "21 of 21 rows within both goals; median |error| of the round time 1.8%, "
-                    "largest 9.9%.\n")
-    band = rr.simulator_band(str(page))
-    assert (band["within"], band["rows"]) == (21, 21)
-    assert (band["median"], band["largest"]) == pytest.approx((0.018, 0.099))
-    assert band["generated"] == "2026-12-04 05:53 UTC"
-    assert rr.simulator_band(str(tmp_path / "missing.md")) is None
+    assert band is not None and len(band["tables"]) == 2
+    assert band["largest"] == max(t["largest"] for t in band["tables"]) < 1
+    pages = []
+    for name, largest in (("a.md", "9.9"), ("b.md", "31.3")):
+        page = tmp_path / name
+        page.write_text("Generated by x on 2026-12-04 05:53 UTC (...)\n\n"
+                        "21 of 21 rows within both goals; median |error| of the round time 1.8%%, "
+                        "largest %s%%.\n" % largest)
+        pages.append(str(page))
+    table = rr.read_prediction_table(pages[0])
+    assert (table["within"], table["rows"]) == (21, 21)
+    assert (table["median"], table["largest"]) == pytest.approx((0.018, 0.099))
+    assert table["generated"] == "2026-12-04 05:53 UTC"
+    assert rr.simulator_band(pages)["largest"] == pytest.approx(0.313)
+    # One table missing: no band, rather than one from part of the evidence.
+    assert rr.simulator_band(pages + [str(tmp_path / "missing.md")]) is None
     lo, hi = rr.band_interval(2.0, 0.1)
     assert (lo, hi) == pytest.approx((2.0 * 0.9 / 1.1, 2.0 * 1.1 / 0.9))
 
@@ -227,11 +282,11 @@ def test_the_report_from_synthetic_seed_files(tmp_path):
     conclusions = text.split("## What we conclude", 1)[1].split("## Provenance", 1)[0]
     claims = {l.split(" | ")[1]: l for l in conclusions.splitlines() if l.startswith("| PiPar |")
               or l.startswith("| AdaSplit |")}
-    assert len(claims) == 13
+    assert len(claims) == 14
     assert "**confirmed**" in claims["training faster than FL"]
     assert "%.2fx [%.2f, %.2f]" % (expected.value, expected.low, expected.high) in claims["training faster than FL"]
     assert "**not confirmed**" in claims["training up to 34.6x faster than FL"]
-    assert "**not testable here**" in claims["the gain holds with differential privacy"]
+    assert "**not testable here**" in claims["the speedup holds with differential privacy (round time only)"]
     assert "**confirmed**" in claims["fewer bytes than SplitFed"]
     assert "**not testable here**" in claims["higher accuracy than SplitFed"]  # not personalised
     assert "One binary behind every run: `cmlbed test`" in text
