@@ -3,7 +3,8 @@
 # and the personalised split baselines {sl,sfl,pipar}-personalised.ini (train.personalised:
 # each device keeps its device part and is scored with it, as AdaSplit's are; issue 38), a
 # sweep of AdaSplit's local fraction (kappa) and of its selected devices per iteration
-# (eta) with the UCB and the random orchestrator, all into one folder, then writes per
+# (eta) with the UCB and the random orchestrator, and a learning-rate sweep of the
+# baselines (as the AdaSplit paper tunes its baselines), all into one folder, then writes per
 # group a table (Markdown), a picture (accuracy against GB and against client TFLOPs,
 # one point per run) and the budget accounting of every run (cmlbed-report c3).
 #
@@ -11,17 +12,22 @@
 #   scripts/adasplit-comparison.sh --report-only [--results DIR]   # tables of what DIR holds
 #   scripts/adasplit-comparison.sh --list [--only GROUPS] [-- OVERRIDES...]   # the runs, one a line
 #
-# GROUPS (comma-separated, default methods,kappa,eta):
+# GROUPS (comma-separated, default methods,kappa,eta; lr on request):
 #   methods  ADASPLIT_METHODS (default "fl sl sfl pipar adasplit sl-personalised
 #            sfl-personalised pipar-personalised"), configs/adasplit/M.ini
 #   kappa    adasplit.ini with adasplit.local_fraction in KAPPAS (default "0.3 0.45 0.6 0.75 0.9")
 #   eta      adasplit.ini with adasplit.selected in ETAS (default "1 3 5") x
 #            adasplit.orchestrator in ORCHESTRATORS (default "ucb random")
+#   lr       the baselines LR_BASELINES (default "fl sl-personalised sfl-personalised";
+#            pipar trains sfl's weights, sfl fl's) x LR_SETTINGS, OPTIMIZER:LR pairs
+#            (default "sgd:0.003 sgd:0.01 sgd:0.03 adam:3e-4 adam:1e-3 adam:3e-3"; sgd
+#            with momentum 0.9), named lr-BASELINE-OPTIMIZER-LR, over 1 gbit links: the
+#            sweep compares accuracy only. configs/adasplit/ carries the choice.
 # OVERRIDES (--section.key=value) go to every run, e.g. --experiment.rounds=2 for a try.
 # --repeats N (default 1) runs every run with N seeds (`cmlbed run --repeats N`:
 # NAME.seedS.h5 for experiment.seed = S..S+N-1); the tables list each seed's file.
 # Results (default results/adasplit): NAME.h5 per run (fl, ..., kappa-0.3, eta1-ucb, ...);
-# comparison.{md,png,json,txt}, kappa.*, eta.* per group with runs.
+# comparison.{md,png,json,txt}, kappa.*, eta.*, lr.* per group with runs.
 # Budgets for the accounting: BANDWIDTH_BUDGET (default 10GB, 10^9 bytes a GB) and
 # COMPUTE_BUDGET (default 5TFLOP). Binary: CMLBED_BIN (default build/cmlbed); launcher:
 # MPIEXEC (default mpirun, with --oversubscribe: 6 ranks on a small machine).
@@ -56,8 +62,8 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -ra group_list <<<"$groups"
 for g in "${group_list[@]}"; do
-  case $g in methods|kappa|eta) ;; *)
-    echo "adasplit-comparison.sh: unknown group '$g' in --only; groups: methods, kappa, eta" >&2
+  case $g in methods|kappa|eta|lr) ;; *)
+    echo "adasplit-comparison.sh: unknown group '$g' in --only; groups: methods, kappa, eta, lr" >&2
     exit 2 ;;
   esac
 done
@@ -70,11 +76,23 @@ read -ra methods <<<"${ADASPLIT_METHODS:-fl sl sfl pipar adasplit sl-personalise
 read -ra kappas <<<"${KAPPAS:-0.3 0.45 0.6 0.75 0.9}"
 read -ra etas <<<"${ETAS:-1 3 5}"
 read -ra orchestrators <<<"${ORCHESTRATORS:-ucb random}"
+read -ra lr_baselines <<<"${LR_BASELINES:-fl sl-personalised sfl-personalised}"
+read -ra lr_settings <<<"${LR_SETTINGS:-sgd:0.003 sgd:0.01 sgd:0.03 adam:3e-4 adam:1e-3 adam:3e-3}"
 
 if wants methods; then
   for m in "${methods[@]}"; do
     [[ -f $root/$configs/$m.ini ]] ||
       { echo "adasplit-comparison.sh: no $configs/$m.ini (ADASPLIT_METHODS='${methods[*]}')" >&2; exit 2; }
+  done
+fi
+if wants lr; then
+  for m in "${lr_baselines[@]}"; do
+    [[ -f $root/$configs/$m.ini ]] ||
+      { echo "adasplit-comparison.sh: no $configs/$m.ini (LR_BASELINES='${lr_baselines[*]}')" >&2; exit 2; }
+  done
+  for setting in "${lr_settings[@]}"; do
+    [[ $setting =~ ^(sgd|adam):[0-9.]+(e-?[0-9]+)?$ ]] ||
+      { echo "adasplit-comparison.sh: LR_SETTINGS entry '$setting' is not OPTIMIZER:LR (sgd:0.01, adam:1e-3)" >&2; exit 2; }
   done
 fi
 
@@ -100,6 +118,20 @@ list_runs() {
       done
     done
   fi
+  if wants lr; then
+    for m in "${lr_baselines[@]}"; do
+      for o in "${lr_settings[@]}"; do emit_lr_run "$m" "${o%%:*}" "${o#*:}"; done
+    done
+  fi
+}
+# emit_lr_run BASELINE OPTIMIZER LR: one run of the learning-rate sweep. SGD gets
+# momentum 0.9 (0 would handicap it against Adam); the links are fast because only the
+# accuracy is compared.
+emit_lr_run() {
+  local momentum=()
+  [[ $2 == sgd ]] && momentum=(--train.momentum=0.9)
+  emit "lr-$1-$2-$3" "$configs/$1.ini" --train.optimizer="$2" --train.lr="$3" "${momentum[@]}" \
+    --network.uplink_rate=1gbit --network.downlink_rate=1gbit "${overrides[@]}"
 }
 
 cd "$root"
@@ -133,6 +165,7 @@ write_report() {
     "${method_files[@]}"
   compare kappa "AdaSplit: local fraction kappa" "$results"/kappa-*.h5
   compare eta "AdaSplit: selected devices eta x orchestrator" "$results"/eta*-*.h5
+  compare lr "baselines: optimizer and learning rate" "$results"/lr-*.h5
   shopt -u nullglob
 }
 

@@ -3,12 +3,12 @@
 # machine can measure, simulates the rest from profiles measured here, and writes
 # docs/reproduction.md with its pictures (docs/images/reproduction-*.png).
 #
-#   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, round lengths, DP, report
+#   scripts/reproduction.sh                 # default: profiles, simulated grid, measured cells, round lengths, DP, heterogeneity, report
 #   scripts/reproduction.sh --full          # also the heavy parts (every network measured, accuracy)
 #   scripts/reproduction.sh --repeats N     # seeds per measured run (default 3; --quick: 2)
 #   scripts/reproduction.sh --report-only   # fold whatever results/reproduction holds into the report
 #   scripts/reproduction.sh --archive DIR   # where run digests are kept (default docs/reproduction-data)
-#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,rounds,dp,accuracy,adasplit,report
+#   scripts/reproduction.sh --only PARTS    # comma-separated: profiles,simulate,measured,rounds,dp,heterogeneity,accuracy,adasplit,report
 #   scripts/reproduction.sh --quick --results DIR --doc FILE --images DIR   # tiny settings, no DP (the ctest)
 #   scripts/reproduction.sh --list-jobs     # the heavy parts, one a line (jobs/reproduction.sbatch)
 #   scripts/reproduction.sh --job SPEC      # one of those lines (an array element runs one)
@@ -29,12 +29,17 @@
 #   dp         the main job (configs/quickstart/{fl,sfl,pipar}.ini) with DP off and on, one
 #              pass per seed (the second pass in reverse order, and so on: the devices are
 #              paced by devices.slowdown, so the host's load drifts into every figure)
+#   heterogeneity  the runs `scripts/heterogeneity-comparison.sh --list` names (FL, SFL,
+#              PiPar by hand and planned per device, and re-planned where links follow
+#              traces) on configs/heterogeneous.ini and configs/changing-bandwidth.ini
+#              (HETEROGENEITY_EXPERIMENTS), into heterogeneity/NAME.seedS.h5
 #   accuracy   configs/reproduction/accuracy.ini: two networks x {fashion-mnist, synthetic}
 #              x {fl, sfl, pipar} x DP {off, on}, enough rounds for accuracy to settle
 #   adasplit   the AdaSplit comparison: the runs `scripts/adasplit-comparison.sh --list`
 #              names (configs/adasplit/: fl, sl, sfl, pipar, adasplit, the kappa and the
-#              eta x orchestrator sweeps; its ADASPLIT_METHODS, KAPPAS, ETAS, ORCHESTRATORS
-#              apply), about 30 minutes a seed here, into adasplit/NAME.seedS.h5
+#              eta x orchestrator sweeps, the baselines' learning-rate sweep; its
+#              ADASPLIT_METHODS, KAPPAS, ETAS, ORCHESTRATORS, LR_BASELINES, LR_SETTINGS
+#              apply), about 100 minutes a seed here, into adasplit/NAME.seedS.h5
 #   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures; it
 #              first keeps a digest of every run that succeeded (every table of its results
 #              file but the timeline, a few KB) and copies of the profiles and plans in
@@ -44,11 +49,11 @@
 # Every grid cell (and every point of the round-length curve) is four runs: fl, sfl,
 # pipar, and sfl at pipar's split (NAME-sfl-atp), so that the speedup over FL splits into
 # splitting (FL / SFL) and pipelining (SFL / PiPar, at PiPar's split and at SFL's own).
-# Seeds: every measured run (measured, rounds, dp, accuracy, adasplit) runs N seeds
+# Seeds: every measured run (measured, rounds, dp, heterogeneity, accuracy, adasplit) runs N seeds
 # (--repeats N, or REPEATS; default 3, --quick 2), experiment.seed = F..F+N-1 (F =
 # FIRST_SEED, default 1), each into NAME.seedS.h5 with its provenance NAME.seedS.h5.run.json.
-# Timed runs interleave: a cell runs seed 1 of each method, then seed 2 of each, and so
-# on (A B C D A B C D), so that the host's drift spreads over every method instead of
+# Timed runs interleave: a cell (or a heterogeneity experiment) runs seed 1 of each
+# method, then seed 2 of each, and so on (A B C D A B C D), so that the host's drift spreads over every method instead of
 # landing on one method's seeds (dp: one pass per seed, see above); accuracy and
 # adasplit use `cmlbed run --repeats` for the seeds not done yet. The
 # report groups the seeds of a run (cmlbed-report summary's groups) and gives n, mean and
@@ -64,13 +69,15 @@
 # --oversubscribe), PYTHON (default /usr/bin/python3: h5py, numpy, matplotlib), NICE
 # (default "nice -n 5"; empty: none), NETWORKS, RATES (uplink mbit; downlink = 2.5x),
 # MEASURED, ACCURACY_NETWORKS, ACCURACY_DATASETS, ACCURACY_ROUNDS, REPEATS, FIRST_SEED,
-# ADASPLIT_GROUPS (default methods,kappa,eta: the groups of scripts/adasplit-comparison.sh
-# --list to run) and ADASPLIT_EXTRA (options added to every AdaSplit-comparison run, e.g.
+# ADASPLIT_GROUPS (default methods,kappa,eta,lr: the groups of scripts/adasplit-comparison.sh
+# --list to run; lr is the baselines' learning-rate sweep) and ADASPLIT_EXTRA (options added to every AdaSplit-comparison run, e.g.
 # "--experiment.rounds=50 --network.uplink_rate=1gbit --network.downlink_rate=1gbit" to run
 # until accuracy settles in a fraction of the time; the report states the runs' rounds and links).
 # --full and the Slurm array run the heavy parts, accuracy and adasplit; the default run
 # does not (their kept digests still make their sections). ROUND_NETWORKS, ROUND_RATE,
-# ROUND_LENGTHS and ROUND_MEASURED set the round-length curve.
+# ROUND_LENGTHS and ROUND_MEASURED set the round-length curve; HETEROGENEITY_EXPERIMENTS
+# (default "heterogeneous changing-bandwidth") and HETEROGENEITY_EXTRA (options added to
+# every heterogeneity run) the heterogeneity part.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
@@ -80,7 +87,7 @@ source scripts/mpi-env.sh
 source scripts/host-slice.sh
 
 results=results/reproduction doc=docs/reproduction.md images=docs/images archive=""
-parts=profiles,simulate,measured,rounds,dp,report mode=run quick=false full=false force=false job=""
+parts=profiles,simulate,measured,rounds,dp,heterogeneity,report mode=run quick=false full=false force=false job=""
 repeats=${REPEATS:-}
 needs_value() {
   [[ $# -ge 2 && $2 != -* ]] || { echo "reproduction.sh: $1 needs a value" >&2; usage >&2; exit 2; }
@@ -93,7 +100,7 @@ while [[ $# -gt 0 ]]; do
     --archive) needs_value "$@"; archive=$2; shift 2 ;;
     --only) needs_value "$@"; parts=$2; shift 2 ;;
     --repeats) needs_value "$@"; repeats=$2; shift 2 ;;
-    --full) full=true; parts=profiles,simulate,measured,rounds,dp,accuracy,adasplit,report; shift ;;
+    --full) full=true; parts=profiles,simulate,measured,rounds,dp,heterogeneity,accuracy,adasplit,report; shift ;;
     --quick) quick=true; shift ;;
     --force) force=true; shift ;;
     --report-only) parts=report; shift ;;
@@ -105,8 +112,8 @@ while [[ $# -gt 0 ]]; do
 done
 IFS=, read -ra part_list <<<"$parts"
 for p in "${part_list[@]}"; do
-  case $p in profiles|simulate|measured|rounds|dp|accuracy|adasplit|report) ;; *)
-    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, rounds, dp, accuracy, adasplit, report" >&2
+  case $p in profiles|simulate|measured|rounds|dp|heterogeneity|accuracy|adasplit|report) ;; *)
+    echo "reproduction.sh: unknown part '$p' in --only; parts: profiles, simulate, measured, rounds, dp, heterogeneity, accuracy, adasplit, report" >&2
     exit 2 ;;
   esac
 done
@@ -138,8 +145,10 @@ round_rate=${ROUND_RATE:-5}
 read -ra round_lengths <<<"${ROUND_LENGTHS:-4 16 64 390}"
 read -ra round_measured <<<"${ROUND_MEASURED:-4 16 64}"
 grid_ranks=5 profile_args=(--repeats 3 --warmup 1) grid_extra=() dp_extra=() accuracy_extra=()
-adasplit_groups=${ADASPLIT_GROUPS:-methods,kappa,eta}
+adasplit_groups=${ADASPLIT_GROUPS:-methods,kappa,eta,lr}
 read -ra adasplit_extra <<<"${ADASPLIT_EXTRA:-}"
+read -ra heterogeneity_experiments <<<"${HETEROGENEITY_EXPERIMENTS:-heterogeneous changing-bandwidth}"
+read -ra heterogeneity_extra <<<"${HETEROGENEITY_EXTRA:-}"
 # DP settings of the report (docs/explanation/privacy.md): the split methods clip each sample's
 # activation to L2 norm 5 and add N(0, (0.5 x 5)^2); fl (DP-FedAvg) clips each update to 1
 # and adds N(0, (0.3 x 1 / devices)^2) to the average. As tests/privacy_job.sh uses them.
@@ -161,7 +170,8 @@ if $quick; then
   read -ra rates <<<"${RATES:-100}"
   # Two AdaSplit-comparison runs (sfl and adasplit, 2 rounds of 2 mini-batches) stand for
   # that part's 16.
-  [[ $parts == profiles,simulate,measured,rounds,dp,report ]] && parts=profiles,simulate,measured,rounds,adasplit,report
+  [[ $parts == profiles,simulate,measured,rounds,dp,heterogeneity,report ]] &&
+    parts=profiles,simulate,measured,rounds,heterogeneity,adasplit,report
   measured_default="vgg5:100"
   # The round-length curve: two lengths of one cell, the shorter also measured.
   read -ra round_networks <<<"${ROUND_NETWORKS:-vgg5}"
@@ -171,6 +181,9 @@ if $quick; then
   export ADASPLIT_METHODS=${ADASPLIT_METHODS:-sfl adasplit}
   adasplit_groups=methods
   adasplit_extra=(--experiment.rounds=2 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
+  # One heterogeneity experiment, 2 rounds of 2 mini-batches.
+  read -ra heterogeneity_experiments <<<"${HETEROGENEITY_EXPERIMENTS:-heterogeneous}"
+  heterogeneity_extra=(--experiment.rounds=2 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
   grid_ranks=3 profile_args=(--repeats 1 --warmup 0)
   grid_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.synthetic_train=200 --data.synthetic_test=20)
   dp_extra=(--experiment.rounds=1 --train.local_iterations=2 --data.train_limit=300 --data.test_limit=50)
@@ -507,6 +520,31 @@ run_accuracy() {
   done
 }
 
+# The heterogeneity runs of one experiment (scripts/heterogeneity-comparison.sh --list:
+# NAME CONFIG OVERRIDES..., one a line), interleaved seed by seed across the runs, each
+# into heterogeneity/NAME.seedS.h5 with its provenance.
+run_heterogeneity_one() {  # EXPERIMENT
+  local lines line seed words out ranks
+  mapfile -t lines < <(bash scripts/heterogeneity-comparison.sh --list --only "$1" -- "${heterogeneity_extra[@]}")
+  ((${#lines[@]} > 0)) || { echo "heterogeneity: no runs for '$1'" >&2; failures=$((failures + 1)); return 0; }
+  for ((seed = first_seed; seed < first_seed + repeats; seed++)); do
+    for line in "${lines[@]}"; do
+      read -ra words <<<"$line"
+      out=$(seed_file "$results/heterogeneity/${words[0]}.h5" "$seed")
+      done_already "$out" && continue
+      ranks=$(config_ranks "${words[1]}")
+      echo "heterogeneity: ${words[0]} (seed $seed)"
+      record "$out" "${out%.h5}.log" "$mpiexec" --oversubscribe -np "$ranks" "$cmlbed" run \
+        --config "${words[1]}" "${words[@]:2}" --output.checkpoint=0 --experiment.seed="$seed" \
+        --output.file="$out" --output.overwrite=true
+    done
+  done
+}
+run_heterogeneity() {
+  local experiment
+  for experiment in "${heterogeneity_experiments[@]}"; do run_heterogeneity_one "$experiment"; done
+}
+
 # The AdaSplit comparison's runs (scripts/adasplit-comparison.sh --list: NAME CONFIG
 # OVERRIDES..., one a line), each seed into adasplit/NAME.seedS.h5 with its provenance.
 # The report tables them with cmlbed-report c3's definitions, as adasplit-comparison.sh
@@ -546,7 +584,8 @@ run_report() {
 
 # The heavy parts as independent jobs (one Slurm array element each): the measured cells
 # of every network but the default ones, each point of the round-length curve, each
-# accuracy (dataset, network) and each run of the AdaSplit comparison.
+# accuracy (dataset, network), each heterogeneity experiment and each run of the AdaSplit
+# comparison.
 default_cell() {  # NET RATE: is it among the default measured cells?
   local spec r
   for spec in $measured_default; do
@@ -570,12 +609,13 @@ list_jobs() {
   for dataset in "${accuracy_datasets[@]}"; do
     for net in "${accuracy_networks[@]}"; do echo "accuracy $dataset $net"; done
   done
+  printf 'heterogeneity %s\n' "${heterogeneity_experiments[@]}"
   adasplit_runs | awk '{ print "adasplit " $1 }'
 }
 
 [[ $mode == list ]] && { list_jobs; exit 0; }
 [[ -x $cmlbed ]] || { echo "reproduction.sh: no cmlbed binary at $cmlbed (build it, or set CMLBED)" >&2; exit 2; }
-mkdir -p "$results"/{profiles,simulated,measured,rounds-simulated,rounds-measured,dp,accuracy,adasplit}
+mkdir -p "$results"/{profiles,simulated,measured,rounds-simulated,rounds-measured,dp,heterogeneity,accuracy,adasplit}
 case $mode in
   job)
     read -ra words <<<"$job"
@@ -588,11 +628,14 @@ case $mode in
       rounds) [[ -s $(profile_of "${words[1]}") ]] || { networks=("${words[1]}"); run_profiles; }
               run_rounds_one "${words[1]}" "${words[2]}" ;;
       accuracy) run_accuracy_one "${words[1]}" "${words[2]}" ;;
+      heterogeneity) [[ -f configs/${words[1]:-}.ini ]] ||
+                       { echo "reproduction.sh: --job '$job': no configs/${words[1]:-}.ini" >&2; exit 2; }
+                     run_heterogeneity_one "${words[1]}" ;;
       adasplit)
         line=$(adasplit_runs | awk -v name="${words[1]:-}" '$1 == name')
         [[ -n $line ]] || { echo "reproduction.sh: --job '$job': no such AdaSplit-comparison run (scripts/adasplit-comparison.sh --list)" >&2; exit 2; }
         run_adasplit_one "$line" ;;
-      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE', 'rounds NET LENGTH', 'accuracy DATASET NET' or 'adasplit NAME'" >&2; exit 2 ;;
+      *) echo "reproduction.sh: --job '$job': expected 'measured NET RATE', 'rounds NET LENGTH', 'accuracy DATASET NET', 'heterogeneity EXPERIMENT' or 'adasplit NAME'" >&2; exit 2 ;;
     esac
     exit $((failures > 0)) ;;
 esac
@@ -605,6 +648,7 @@ main() {
   wants measured && run_measured
   wants rounds && run_rounds
   wants dp && run_dp
+  wants heterogeneity && run_heterogeneity
   wants accuracy && run_accuracy
   wants adasplit && run_adasplit
   if wants report; then run_report || failures=$((failures + 1)); fi

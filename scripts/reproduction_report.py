@@ -67,8 +67,8 @@ from cmlbed_report import emulation, stats  # noqa: E402
 from cmlbed_report.archive import Archive  # noqa: E402
 from cmlbed_report.errors import ReportError  # noqa: E402
 from cmlbed_report.c3 import budget_numbers  # noqa: E402
-from cmlbed_report.summary import (RAW_DATA_NOTE, compare_groups, group_runs,  # noqa: E402
-                                   ratio_text)
+from cmlbed_report.summary import (RAW_DATA_NOTE, Group, compare_groups,  # noqa: E402
+                                   group_runs, ratio_text)
 from cmlbed_report.tradeoff import comparison_rows  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -145,6 +145,17 @@ ROUNDS_STEM = re.compile(r"^(.+)-(\d+(?:\.\d+)?)mbit-b(\d+)-(fl|sfl|pipar)(-p1|-
 # with one micro-batch).
 SFL_AT_PIPAR = "sfl-atp"
 DP_STEM = re.compile(r"^main-(fl|sfl|pipar)-dp(on|off)(?:-r\d+)?$")
+# The heterogeneity part's runs (scripts/heterogeneity-comparison.sh --list), and which
+# PiPar run stands for the paper's PiPar in the claims: the one planned per device.
+HETEROGENEITY_RUNS = {"fl": "FL", "sfl": "SFL", "pipar-hand": "PiPar, one hand choice (split 4, m 4)",
+                      "pipar-auto": "PiPar, planned per device",
+                      "pipar-replan": "PiPar, re-planned after a link changes"}
+HETEROGENEITY_STEM = re.compile(r"^(.+)-(%s)$" % "|".join(HETEROGENEITY_RUNS))
+HETEROGENEITY_CLAIMED = "pipar-auto"
+# The baselines' learning-rate sweep (scripts/adasplit-comparison.sh's lr group).
+LR_STEM = re.compile(r"^lr-(.+)-(sgd|adam)-([0-9.]+(?:e-?[0-9]+)?)$")
+HETEROGENEITY_CONDITIONS = {"heterogeneous": "heterogeneous devices",
+                            "changing-bandwidth": "changing bandwidth"}
 
 
 class RunSet:
@@ -186,6 +197,11 @@ def rounds_key(stem):
     m = ROUNDS_STEM.match(stem)
     return ((m.group(1), float(m.group(2)), int(m.group(3)), m.group(4) + (m.group(5) or ""))
             if m else None)
+
+
+def heterogeneity_key(stem):
+    m = HETEROGENEITY_STEM.match(stem)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def dp_key(stem):
@@ -341,23 +357,26 @@ NO_PIPELINED_CELL = ("no measured cell in which PiPar pipelines (m >= 2 micro-ba
                      "split >= 1 and a faithful emulation")
 
 
-def gain_verdicts(items, noun, none=NO_PIPELINED_CELL):
+GRID_SCOPE = "measured cells (split >= 1, m >= 2)"
+
+
+def gain_verdicts(items, noun, none=NO_PIPELINED_CELL, scope=GRID_SCOPE):
     """The direction of a PiPar gain (noun: 'speedup', ...) over measured cells with split
-    >= 1. items: [(stats.Ratio, where)]; none: the reason when there are none. Returns
-    (verdict, evidence, reason)."""
+    >= 1. items: [(stats.Ratio, where)]; none: the reason when there are none; scope: what
+    the items are, for the reason. Returns (verdict, evidence, reason)."""
     if not items:
         return NOT_TESTABLE, "-", none
     with_interval = [i for i in items if i[0].verdict in WITH_INTERVAL]
     if not with_interval:
         return (NOT_TESTABLE, "; ".join(_where_text(i) for i in items[:3]),
-                "all %d qualifying measured cells (split >= 1, m >= 2) have n = 1 on a side: no "
-                "interval (at least 2 seeds per run are needed)" % len(items))
+                "all %d qualifying %s have n = 1 on a side: no interval (at least 2 seeds "
+                "per run are needed)" % (len(items), scope))
     best = largest_supported(with_interval)
     if best:
         above = sum(1 for r, _ in with_interval if supported(r) is not None)
         return (CONFIRMED, _where_text(best),
-                "%d of %d qualifying measured cells (split >= 1, m >= 2, with an interval) have "
-                "the %s's 95%% interval above 1; the largest is cited" % (above, len(with_interval), noun))
+                "%d of %d qualifying %s with an interval have the %s's 95%% interval above 1; "
+                "the largest is cited" % (above, len(with_interval), scope, noun))
     counts = {}
     for r, _ in with_interval:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
@@ -367,8 +386,8 @@ def gain_verdicts(items, noun, none=NO_PIPELINED_CELL):
         (stats.LOWER_BOUND, "only '> X' with X <= 1 (the denominator's interval reaches 0)"))
         if counts.get(v)]
     return (NOT_CONFIRMED, _where_text(top),
-            "no qualifying measured cell (split >= 1, m >= 2) has the %s's interval above 1 (%d "
-            "cells: %s); the one reaching highest is cited" % (noun, len(with_interval), ", ".join(parts)))
+            "none of the qualifying %s has the %s's interval above 1 (%d: %s); the one reaching "
+            "highest is cited" % (scope, noun, len(with_interval), ", ".join(parts)))
 
 
 def magnitude_verdicts(items, noun, paper):
@@ -436,12 +455,20 @@ def accuracy_verdicts(items, margin=ACCURACY_MARGIN, failed=()):
             "groups, DP off)" % (100 * margin, len(with_interval)))
 
 
-def condition_verdicts(items, condition, runs_seen):
-    """A gain 'also with <condition>' from the measured cells that have it:
-    gain_verdicts on their speedups, or not testable when no run of the data has it."""
+def condition_verdicts(items, condition, runs_seen, part=None):
+    """A gain 'also with <condition>' from the heterogeneity part's runs of that condition
+    (part: [(speedup Ratio, where)] of PiPar planned per device against FL, faithful
+    emulations only; None: the part has not run), else from the measured grid cells that
+    have it (items): gain_verdicts on their speedups, or not testable."""
+    if part is not None:
+        return gain_verdicts(part, "speedup", scope="experiments (PiPar planned per device "
+                             "against FL, emulation faithful)",
+                             none="the heterogeneity part ran this experiment, but not every run "
+                             "of it was a faithful emulation (its table says which)")
     if not items:
-        return (NOT_TESTABLE, "-", "none of the %d measured runs behind this report has %s"
-                % (runs_seen, condition))
+        return (NOT_TESTABLE, "-", "none of the %d measured runs behind this report has %s, and "
+                "the heterogeneity part has not run its experiment (scripts/reproduction.sh "
+                "--only heterogeneity,report)" % (runs_seen, condition))
     return gain_verdicts(items, "speedup")
 
 
@@ -548,6 +575,8 @@ def conclusions(evidence):
       grid: [cell dicts of measured cells: speedup, idle (stats.Ratio), raw (split 0),
              heterogeneous, trace, where]
       runs_seen: how many measured runs the report read
+      conditions: {"heterogeneous" | "changing-bandwidth": [(Ratio, where)]} of the
+             heterogeneity part (absent: not run)
       accuracy: [(Ratio of PiPar's final accuracy over FL's, where)], DP off
       dp: as dp_verdicts takes it, or None
       adasplit: {"accuracy": {baseline: Ratio}, "bytes": {baseline: Ratio},
@@ -578,12 +607,15 @@ def conclusions(evidence):
     add("PiPar", "same accuracy as FL", "", accuracy_verdicts(
         evidence.get("accuracy", []), failed=evidence.get("accuracy_failed", ())))
     add("PiPar", "the speedup holds with differential privacy (round time only)", "", dp_verdicts(evidence.get("dp")))
+    conditions = evidence.get("conditions") or {}
     add("PiPar", "the gain holds with heterogeneous devices", "", condition_verdicts(
         [(c["speedup"], c["where"]) for c in grid if c["heterogeneous"]],
-        "devices of different speeds (per-device devices.flops or devices.slowdown)", runs_seen))
+        "devices of different speeds (per-device devices.flops or devices.slowdown)", runs_seen,
+        conditions.get("heterogeneous")))
     add("PiPar", "the gain holds with changing bandwidth", "", condition_verdicts(
         [(c["speedup"], c["where"]) for c in grid if c["trace"]],
-        "a link whose rate follows a trace (network.uplink_trace / downlink_trace)", runs_seen))
+        "a link whose rate follows a trace (network.uplink_trace / downlink_trace)", runs_seen,
+        conditions.get("changing-bandwidth")))
     ada = evidence.get("adasplit") or {}
     paper = {m: (a, gb) for m, a, gb in ADASPLIT_PAPER}
     for baseline, name in (("sfl", "SplitFed"), ("sl", "SL")):
@@ -1675,6 +1707,93 @@ class Report:
         save(fig, self.image("round-length"))
 
     # --- DP on the main job ------------------------------------------------------------
+    # --- heterogeneous devices and changing bandwidth ------------------------------------
+    def heterogeneity(self):
+        """FL, SFL and PiPar on configs/heterogeneous.ini and configs/changing-bandwidth.ini
+        (the heterogeneity part), and the speedups the conditions' claims rest on."""
+        sets = run_sets(self.store, "heterogeneity", heterogeneity_key)
+        self.add("### Heterogeneous devices and changing bandwidth\n\n")
+        experiments = sorted({e for e, _ in sets})
+        if not experiments:
+            self.add("Not run yet: `scripts/reproduction.sh --only heterogeneity,report`.\n\n")
+            self.pending.append("heterogeneous devices and changing bandwidth "
+                                "(`scripts/reproduction.sh --only heterogeneity,report`)")
+            return
+        self.add(
+            "PiPar's paper says its gains hold with heterogeneous devices and changing "
+            "bandwidth. `configs/heterogeneous.ini`: 1 server + 4 devices, VGG-5 on "
+            "Fashion-MNIST, devices 1.5x, 4x, 8x and 8x slower than this machine "
+            "(`devices.slowdown`), links of 5-100 mbit with 2-30 ms delay. "
+            "`configs/changing-bandwidth.ini`: 1 server + 3 devices whose links drop and "
+            "partly recover mid-run (configs/traces/). Each runs FL, SFL, PiPar with one hand "
+            "choice for every device, PiPar planned per device before round 1, and, where "
+            "links follow traces, PiPar planned again after a round in which a link changed "
+            "(`scripts/heterogeneity-comparison.sh --list`), seed by seed across the runs. "
+            "Mean and 95%% interval over the seeds (rounds %d..), ratios with Fieller's "
+            "interval; a run whose emulation did not hold is marked, and its experiment's "
+            "figures stay out of the conclusions. The claims rest on PiPar planned per "
+            "device against FL.\n\n" % self.from_round)
+        conditions = {}
+        for experiment in experiments:
+            items = self._heterogeneity_table(experiment, {
+                name: sets[(experiment, name)] for name in HETEROGENEITY_RUNS
+                if (experiment, name) in sets})
+            if experiment in HETEROGENEITY_CONDITIONS:
+                conditions[experiment] = items
+        self.evidence["conditions"] = conditions
+
+    def _heterogeneity_table(self, experiment, sets):
+        """One experiment's table; returns [(PiPar planned vs FL speedup, where)] when
+        FL and that PiPar ran and every run of the experiment was faithful, else []."""
+        # Every seed of a run is one group, whatever the planner chose for it: the run
+        # is "PiPar planned per device", not one plan.
+        groups = {name: Group(s.runs()) for name, s in sets.items() if s.runs()}
+        replanned = [n for n, g in groups.items() if len(group_runs(g.runs)) > 1]
+        self.note_sets(experiment, sets.values())
+        self.measured_runs(sum(g.n for g in groups.values()))
+        self.add("**%s** (`configs/%s.ini`)\n\n" % (experiment, experiment))
+        if "fl" not in groups:
+            self.add("No FL run yet: no comparison.\n\n")
+            return []
+        names = [n for n in HETEROGENEITY_RUNS if n in groups]
+        rows = dict(zip(names, compare_groups([groups[n] for n in names], baseline=groups["fl"].label,
+                                              from_round=self.from_round)))
+        vs_sfl = {}
+        if "sfl" in groups:
+            for name in names:
+                if name.startswith("pipar"):
+                    vs_sfl[name] = compare_groups([groups["sfl"], groups[name]], baseline=groups["sfl"].label,
+                                                  from_round=self.from_round)[1]["speedup_ratio"]
+        self.note_rows(experiment, rows.values())
+        verdicts = {n: emulation.worst([emulation.verdict(r) for r in groups[n].runs]) for n in names}
+        table = []
+        for name in names:
+            row, runs = rows[name], groups[name].runs
+            table.append([HETEROGENEITY_RUNS[name], row["n"], row_ci(row, "mean_round_s"),
+                          ci_text(*per_round(row, "server_idle_s")),
+                          row_ci(row, "final_accuracy", "%.4f"), fmt(trivial_rate(runs), "%.3f"),
+                          "-" if name == "fl" else ratio_text(row["speedup_ratio"]),
+                          "-" if name == "fl" else ratio_text(row["server_idle_reduction_ratio"]),
+                          ratio_text(vs_sfl[name]) if name in vs_sfl else "-", verdicts[name],
+                          self.cite.cite(*sets[name].ok_entries())])
+        self.add(md_table(["run", "n", "mean round s", "server idle s/round", "final accuracy",
+                           "trivial rate", "speedup vs FL", "server idle reduction vs FL",
+                           "speedup vs SFL", "emulation", "runs"], table))
+        self.add("\n")
+        if replanned:
+            self.add("The planner chose differently for different seeds in %s; each row holds "
+                     "all its seeds.\n\n" % ", ".join(HETEROGENEITY_RUNS[n] for n in replanned))
+        unfaithful = [n for n in names if not emulation.trusted(verdicts[n])]
+        if unfaithful:
+            self.add("Not faithful (%s): the times of this experiment are partly this host's and "
+                     "stay out of the conclusions.\n\n" % ", ".join(
+                         "%s: %s" % (HETEROGENEITY_RUNS[n], verdicts[n]) for n in unfaithful))
+            return []
+        if HETEROGENEITY_CLAIMED not in rows:
+            return []
+        return [(rows[HETEROGENEITY_CLAIMED]["speedup_ratio"], "%s, %s" % (
+            experiment, HETEROGENEITY_RUNS[HETEROGENEITY_CLAIMED]))]
+
     def dp(self):
         self.add("## 2. Differential privacy: its cost, and PiPar's gain with DP on\n\n")
         self.add("What DP costs in accuracy across noise multipliers, with epsilon under both "
@@ -1952,7 +2071,7 @@ class Report:
         if not ours:
             self.add("Not run yet: %s (or the Slurm array) runs the comparison's runs, "
                      "`scripts/adasplit-comparison.sh --list`.\n\n" % command)
-            self.pending.append("the AdaSplit comparison (%s, about 30 minutes a seed)" % command)
+            self.pending.append("the AdaSplit comparison (%s, about 100 minutes a seed here)" % command)
             return
         first = next(iter(ours.values()))["runs"][0]
         up, down = first.option("network.uplink_rate"), first.option("network.downlink_rate")
@@ -1963,8 +2082,9 @@ class Report:
                       "%d rounds sooner; round times are of these links)" % first.configured_rounds)
         self.add(
             "Configs `configs/adasplit/{%s}.ini` (%s): 1 server + 5 devices, Fashion-MNIST "
-            "with 2 classes per device, LeNet split after pool1, Adam, %d rounds of %s "
-            "mini-batches, each device scored on its own classes, links %s; "
+            "with 2 classes per device, LeNet split after pool1, %d rounds of %s "
+            "mini-batches, each method at its optimizer and learning rate (the table; the "
+            "baselines' chosen by the sweep at the end of this section), each device scored on its own classes, links %s; "
             "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`, each "
             "with its seeds. Numbers are `cmlbed-report c3`'s (docs/explanation/c3-accounting.md) per "
             "seed, then mean ± 95%% interval: accuracy of the last evaluated round (per-device "
@@ -1987,7 +2107,8 @@ class Report:
             o = ours[method]
             p = paper.get(method.split("-")[0])
             table.append([
-                method, o["n"], ci_text(100 * o["final_accuracy"], 100 * o["final_accuracy_ci95"], "%.1f%%")
+                method, "%s %s" % (o["runs"][0].option("train.optimizer"), o["runs"][0].option("train.lr")),
+                o["n"], ci_text(100 * o["final_accuracy"], 100 * o["final_accuracy_ci95"], "%.1f%%")
                 + ("; **failed**" if o["failed"] else ""),
                 fmt(100 * o["trivial"], "%.1f%%"),
                 "%.1f points%s" % (100 * o["last_range"], "" if o["last_range"] < SETTLED_RANGE
@@ -1998,7 +2119,7 @@ class Report:
                 "yes" if o["personalised"] else "no",
                 "%.2f%%" % p[0] if p else "not reported", "%.2f" % p[1] if p else "-",
                 self.cite.cite(*o["entries"])])
-        self.add(md_table(["method", "n", "accuracy (ours)", "trivial rate",
+        self.add(md_table(["method", "optimizer, lr", "n", "accuracy (ours)", "trivial rate",
                            "last 5 rounds' accuracy range (largest over seeds)", "GB up+down (ours)",
                            "client TFLOPs (ours)", "mean round s (ours)", "server idle % (ours)",
                            "personalised (%s)" % PERSONALISED_OPTION, "accuracy (authors)",
@@ -2077,6 +2198,50 @@ class Report:
             "Fewer selected devices send fewer bytes in the global phase; the orchestrator "
             "decides which devices (UCB: those whose loss is high, discounted; random: "
             "uniformly). The authors' figures for this sweep were not available to us.")
+        self._lr_sweep(ours)
+
+    def _lr_sweep(self, ours):
+        """The baselines' learning-rate sweep (adasplit/lr-BASELINE-OPTIMIZER-LR runs):
+        settled accuracy per setting, beside the trivial rate, and which setting the
+        comparison's configs use (ours: the comparison's numbers by run name)."""
+        names = set()
+        for p in self.store.glob(os.path.join("adasplit", "lr-*.h5")):
+            m = SEED_SUFFIX.search(os.path.basename(p))
+            stem = os.path.basename(p)[:m.start()] if m else os.path.basename(p)[:-len(".h5")]
+            if LR_STEM.match(stem):
+                names.add(stem)
+        sweep = self._adasplit_numbers(sorted(names))
+        self.add("### The baselines' optimizer and learning rate\n\n")
+        if not sweep:
+            self.add("Not run yet: `ADASPLIT_GROUPS=lr scripts/reproduction.sh --only adasplit,report`.\n\n")
+            self.pending.append("the baselines' learning-rate sweep (`ADASPLIT_GROUPS=lr "
+                                "scripts/reproduction.sh --only adasplit,report`)")
+            return
+        table = []
+        for name, o in sweep.items():
+            baseline, optimizer, lr = LR_STEM.match(name).groups()
+            used = ours.get(baseline)
+            chosen = bool(used) and (used["runs"][0].option("train.optimizer") == optimizer and
+                                     float(used["runs"][0].option("train.lr")) == float(lr))
+            table.append([baseline, optimizer, lr, o["n"],
+                          ci_text(100 * o["final_accuracy"], 100 * o["final_accuracy_ci95"], "%.1f%%")
+                          + ("; **failed**" if o["failed"] else ""),
+                          fmt(100 * o["trivial"], "%.1f%%"),
+                          "%.1f points%s" % (100 * o["last_range"], "" if o["last_range"] < SETTLED_RANGE
+                                             else ", not settled") if np.isfinite(o["last_range"]) else "-",
+                          "**yes**" if chosen else "", self.cite.cite(*o["entries"])])
+        table.sort(key=lambda r: tuple(_number_or_text(c) for c in r[:3]))
+        self.add("Each baseline's config (`configs/adasplit/BASELINE.ini`) run with each "
+                 "optimizer and learning rate of `scripts/adasplit-comparison.sh`'s lr group "
+                 "(SGD with momentum 0.9; Adam with its weight decay 1e-5), over 1 gbit links "
+                 "(only the accuracy is compared), as the AdaSplit paper tunes its baselines; "
+                 "the comparison above runs each baseline at the setting its config names.\n\n")
+        self.add(md_table(["baseline", "optimizer", "lr", "n", "accuracy", "trivial rate",
+                           "last 5 rounds' accuracy range", "the comparison's setting", "runs"], table))
+        self.add("\nThe optimizer's state (Adam's moments, SGD's momentum) starts afresh "
+                 "whenever the baseline's weights are replaced by an average "
+                 "(`train.optimizer_state = reset`, the default; docs/explanation/optimizer-state.md); "
+                 "AdaSplit's devices never have theirs replaced.\n\n")
 
     def _adasplit_sweep(self, prefix, title, headings, settings, comment):
         names = set()
@@ -2401,6 +2566,7 @@ def main():
                   % (runs, files, args.archive))
         report.grid()
         report.rounds()
+        report.heterogeneity()
         report.dp()
         report.accuracy()
         report.adasplit()

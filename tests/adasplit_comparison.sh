@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/adasplit-comparison.sh end to end on a small problem: its run list (the five
-# methods and the three personalised split baselines, the kappa sweep, eta x orchestrator), bad arguments (exit 2), a real run of
-# sfl and of AdaSplit plus one kappa point with 6 ranks (synthetic data, 2 rounds of 2
+# methods and the three personalised split baselines, the kappa sweep, eta x orchestrator,
+# the baselines' learning-rate sweep), bad arguments (exit 2), a real run of
+# sfl and of AdaSplit plus one kappa point and one learning-rate point with 6 ranks (synthetic data, 2 rounds of 2
 # mini-batches), and the group tables, pictures and JSON it writes, again with
 # --report-only. While this cmlbed refuses experiment.method = adasplit the AdaSplit runs
 # must be skipped with a message (and the comparison still written); once it is built
@@ -19,7 +20,7 @@ check() {
 }
 
 # --- the run list ------------------------------------------------------------------------
-unset ADASPLIT_METHODS KAPPAS ETAS ORCHESTRATORS
+unset ADASPLIT_METHODS KAPPAS ETAS ORCHESTRATORS LR_BASELINES LR_SETTINGS
 bash "$script" --list >"$work/list" 2>&1
 check '[[ $(cut -d" " -f1 "$work/list" | xargs) == "fl sl sfl pipar adasplit sl-personalised sfl-personalised pipar-personalised kappa-0.3 kappa-0.45 kappa-0.6 kappa-0.75 kappa-0.9 eta1-ucb eta1-random eta3-ucb eta3-random eta5-ucb eta5-random" ]]' \
   "--list: 5 methods and 3 personalised split baselines, 5 kappas, 3 etas x 2 orchestrators ($(wc -l <"$work/list") runs)"
@@ -27,6 +28,12 @@ check 'grep -qx "kappa-0.45 configs/adasplit/adasplit.ini --adasplit.local_fract
   "--list: a kappa run sets adasplit.local_fraction"
 check 'grep -qx "eta5-random configs/adasplit/adasplit.ini --adasplit.selected=5 --adasplit.orchestrator=random --experiment.rounds=3" <(bash "$script" --list --only eta -- --experiment.rounds=3)' \
   "--list --only eta -- OVERRIDE: eta x orchestrator, the override on every line"
+bash "$script" --list --only lr >"$work/lr" 2>&1
+check '[[ $(wc -l <"$work/lr") -eq 18 ]] && grep -qx "lr-sfl-personalised-sgd-0.01 configs/adasplit/sfl-personalised.ini --train.optimizer=sgd --train.lr=0.01 --train.momentum=0.9 --network.uplink_rate=1gbit --network.downlink_rate=1gbit" "$work/lr" && grep -qx "lr-fl-adam-1e-3 configs/adasplit/fl.ini --train.optimizer=adam --train.lr=1e-3 --network.uplink_rate=1gbit --network.downlink_rate=1gbit" "$work/lr"' \
+  "--list --only lr: 3 baselines x 6 settings, sgd with momentum, fast links"
+LR_SETTINGS="sgd:0.01 rmsprop:1" bash "$script" --list --only lr >"$work/out" 2>&1
+status=$?
+check '[[ $status -eq 2 ]] && grep -q "rmsprop:1.*is not OPTIMIZER:LR" "$work/out"' "a bad LR_SETTINGS entry exits 2 and names it"
 for bad in "--only nothing" "--frobnicate" "--only"; do
   # shellcheck disable=SC2086
   bash "$script" $bad >"$work/out" 2>&1
@@ -48,8 +55,8 @@ else
 fi
 results=$work/results
 start=$(date +%s)
-ADASPLIT_METHODS="sfl adasplit" KAPPAS=0.3 CMLBED_BIN=$cmlbed MPIEXEC=$mpiexec \
-  bash "$script" --only methods,kappa --results "$results" -- --data.dataset=synthetic \
+ADASPLIT_METHODS="sfl adasplit" KAPPAS=0.3 LR_BASELINES=sfl LR_SETTINGS=sgd:0.01 \
+  CMLBED_BIN=$cmlbed MPIEXEC=$mpiexec bash "$script" --only methods,kappa,lr --results "$results" -- --data.dataset=synthetic \
   --data.synthetic_train=600 --data.synthetic_test=100 --experiment.rounds=2 \
   --train.local_iterations=2 --output.progress=false >"$work/run.out" 2>&1
 status=$?
@@ -73,6 +80,8 @@ else
 fi
 check 'grep -q "| method | accuracy | GB up+down | client TFLOPs | mean round s | server idle % |" "$results/comparison.md"' \
   "comparison.md has the table's columns"
+check '[[ $(rows "$results/lr.md") -eq 2 ]] && grep -q "^| sfl |" "$results/lr.md" && [[ -f $results/lr-sfl-sgd-0.01.h5 ]]' \
+  "lr.md: the learning-rate point ran and is tabled"
 check '[[ $(head -c 4 "$results/comparison.png" | tail -c 3) == PNG ]]' "comparison.png is a PNG"
 check '/usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert [r[\"method\"] for r in d[\"runs\"]][0] == \"sfl\"" "$results/comparison.json"' \
   "comparison.json holds the runs"

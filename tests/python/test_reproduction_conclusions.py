@@ -148,6 +148,25 @@ def test_dp_heterogeneity_and_traces():
     assert v["the gain holds with changing bandwidth"]["verdict"] == rr.NOT_CONFIRMED
 
 
+def test_the_heterogeneity_part_decides_the_condition_claims():
+    het, bw = "the gain holds with heterogeneous devices", "the gain holds with changing bandwidth"
+    # The part's runs replace the grid's cells: here the grid has none with the condition.
+    v = verdicts({"grid": [cell(ABOVE)], "conditions": {
+        "heterogeneous": [(ABOVE, "heterogeneous, PiPar planned per device")],
+        "changing-bandwidth": [(SAME, "changing-bandwidth, PiPar planned per device")]}})
+    assert v[het]["verdict"] == rr.CONFIRMED and "heterogeneous, PiPar planned" in v[het]["evidence"]
+    assert "experiments (PiPar planned per device" in v[het]["reason"]
+    assert v[bw]["verdict"] == rr.NOT_CONFIRMED
+    # Ran, but no faithful experiment: not testable, and said so.
+    v = verdicts({"conditions": {"heterogeneous": []}})
+    assert v[het]["verdict"] == rr.NOT_TESTABLE and "not every run of it was a faithful" in v[het]["reason"]
+    # Not run: the reason names the part to run.
+    v = verdicts({"runs_seen": 4})
+    assert v[bw]["verdict"] == rr.NOT_TESTABLE and "--only heterogeneity,report" in v[bw]["reason"]
+    assert rr.heterogeneity_key("changing-bandwidth-pipar-replan") == ("changing-bandwidth", "pipar-replan")
+    assert rr.heterogeneity_key("heterogeneous-fl") == ("heterogeneous", "fl")
+
+
 def test_adasplit_claims():
     bytes_ratio = ratio([0.2769, 0.2769], [0.0333, 0.0333])  # 8.32x with no spread
     near = {"accuracy": {"sfl": ABOVE}, "bytes": {"sfl": bytes_ratio},
