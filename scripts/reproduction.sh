@@ -49,6 +49,11 @@
 # Every grid cell (and every point of the round-length curve) is four runs: fl, sfl,
 # pipar, and sfl at pipar's split (NAME-sfl-atp), so that the speedup over FL splits into
 # splitting (FL / SFL) and pipelining (SFL / PiPar, at PiPar's split and at SFL's own).
+# Sittings: SITTING (default 1) labels this invocation's runs in their provenance; a second
+# sitting, hours or days later, takes one more seed of every measured cell:
+#   SITTING=2 FIRST_SEED=4 REPEATS=1 scripts/reproduction.sh --only measured,report
+# and the report says how far the two sittings' round times differ (the grid's figures
+# pool every seed).
 # Seeds: every measured run (measured, rounds, dp, heterogeneity, accuracy, adasplit) runs N seeds
 # (--repeats N, or REPEATS; default 3, --quick 2), experiment.seed = F..F+N-1 (F =
 # FIRST_SEED, default 1), each into NAME.seedS.h5 with its provenance NAME.seedS.h5.run.json.
@@ -123,6 +128,8 @@ if [[ -z $repeats ]]; then
   $quick && repeats=2
 fi
 first_seed=${FIRST_SEED:-1}
+sitting=${SITTING:-1}
+[[ $sitting =~ ^[1-9][0-9]*$ ]] || { echo "reproduction.sh: SITTING must be a positive integer (got '$sitting')" >&2; exit 2; }
 [[ $repeats =~ ^[1-9][0-9]*$ && $first_seed =~ ^[0-9]+$ ]] ||
   { echo "reproduction.sh: --repeats (REPEATS) must be a positive integer and FIRST_SEED an integer (got '$repeats', '$first_seed')" >&2; exit 2; }
 
@@ -205,13 +212,14 @@ provenance() {
   local files=$1 start=$2 seconds=$3 status=$4
   shift 4
   "$python" - "$files" "$start" "$seconds" "$status" "$(hostname)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
-    "$(nproc)" "$("$cmlbed" --version 2>/dev/null | head -1)" "$@" <<'PY'
+    "$(nproc)" "$("$cmlbed" --version 2>/dev/null | head -1)" "$sitting" "$@" <<'PY'
 import json, re, sys
-files, start, seconds, status, host, load, cores, version, *command = sys.argv[1:]
+files, start, seconds, status, host, load, cores, version, sitting, *command = sys.argv[1:]
 files = files.split("\n")
 for path in files:
     record = {"command": command, "started": start, "seconds": float(seconds), "status": int(status),
-              "host": host, "load_after": load, "cores": int(cores), "cmlbed": version}
+              "host": host, "load_after": load, "cores": int(cores), "cmlbed": version,
+              "sitting": int(sitting)}
     seed = re.search(r"\.seed(\d+)\.h5$", path)
     if seed:
         record.update(seed=int(seed.group(1)), repeats=len(files))

@@ -928,6 +928,7 @@ class Report:
             [(n, r) for n in networks for r in rates if (n, r) not in cells])
         self._grid_headline(cells)
         self._factors(cells)
+        self._sittings([cell["measured"] for _, cell in sorted(cells.items()) if "measured" in cell])
         self._why(heat, networks, rates, cells)
         self._measured_vs_simulated(cells)
         pending = [(n, r) for n in networks for r in rates if (n, r) not in cells]
@@ -1305,6 +1306,53 @@ class Report:
                 self._ratio_cell(same_idle, src, band=False) if same_idle else "not run",
                 self._ratio_cell(c["idle"], src, band=False)])
         return rows
+
+    def _sittings(self, cells):
+        """How far a later sitting's round times lie from the first's, per measured cell
+        and method (each seed's provenance names its sitting: SITTING of the invocation
+        that ran it). The grid's figures pool every sitting's seeds."""
+        rows, differences = [], []
+        for c in cells:
+            sitting = {id(e.run): int(e.provenance.get("sitting", 1) or 1) for e in c["entries"]}
+            for m in METHODS:
+                by = {}
+                for run, p in zip(c["groups"][m].runs, c["rows"][m]["per_run"]):
+                    by.setdefault(sitting.get(id(run), 1), []).append(p["mean_round_s"])
+                if len(by) < 2:
+                    continue
+                first_sitting = min(by)
+                first = by.pop(first_sitting)
+                for k, later in sorted(by.items()):
+                    ratio = stats.ratio_of_means(later, first)
+                    inside = min(first) <= min(later) and max(later) <= max(first)
+                    differences.append((abs(ratio.value - 1), ratio.value - 1, c["where"], m))
+                    rows.append([c["net"], rate_text(c["rate"]), m, "%d: %s (n = %d)" % (
+                        first_sitting, ci_text(*stats.mean_ci(first)[:2]), len(first)),
+                        "%d: %s (n = %d)" % (k, ci_text(*stats.mean_ci(later)[:2]), len(later)),
+                        ratio_text(ratio), "yes" if inside else "**no**"])
+        self.add("### Noise across sittings\n\n")
+        command = "`SITTING=2 FIRST_SEED=%d REPEATS=1 scripts/reproduction.sh --only measured,report`" % (
+            self.args.repeats + 1)
+        if not rows:
+            self.add("Every measured run here comes from one sitting, so the intervals hold that "
+                     "sitting's noise only. %s, run hours or days later, takes one more seed of "
+                     "every measured cell and shows here how far it lands.\n\n" % command)
+            self.pending.append("a second sitting of the measured cells (%s)" % command)
+            return
+        self.add("Round times of the seeds of a later sitting (%s) against the first sitting's, "
+                 "per measured cell and method: mean ± 95%% interval, the ratio later / first "
+                 "with Fieller's interval ('(n=1)': one run, no interval), and whether the later "
+                 "runs lie within the range of the first's. The grid's figures pool every "
+                 "sitting's seeds.\n\n" % command)
+        self.add(md_table(["network", "uplink", "method", "first sitting: mean round s",
+                           "later sitting: mean round s", "later / first",
+                           "within the first's range"], rows))
+        largest = max(differences)
+        self.headline["sittings"] = (largest[1], largest[2], largest[3], len(differences),
+                                     sum(1 for r in rows if r[-1] == "yes"))
+        self.add("\nLargest difference between sittings: %+.1f%% (%s, %s); %d of %d later "
+                 "sittings within the first's range.\n\n" % (
+                     100 * largest[1], largest[2], largest[3], self.headline["sittings"][4], len(rows)))
 
     def _factors(self, cells):
         """The speedup and idle reduction of every cell taken apart."""
@@ -1783,6 +1831,10 @@ class Report:
         if replanned:
             self.add("The planner chose differently for different seeds in %s; each row holds "
                      "all its seeds.\n\n" % ", ".join(HETEROGENEITY_RUNS[n] for n in replanned))
+        if HETEROGENEITY_CLAIMED in rows:
+            self.headline.setdefault("heterogeneity", []).append((
+                experiment, rows[HETEROGENEITY_CLAIMED]["speedup_ratio"],
+                emulation.worst(list(verdicts.values()))))
         unfaithful = [n for n in names if not emulation.trusted(verdicts[n])]
         if unfaithful:
             self.add("Not faithful (%s): the times of this experiment are partly this host's and "
@@ -2471,6 +2523,15 @@ class Report:
             summary.append("- Simulator vs measured mean round time on the measured cells: "
                            "median |error| %.1f%%, largest %+.1f%% (%s, %s, %s).\n"
                            % (100 * med, 100 * worst[1], worst[2], rate_text(worst[3]), worst[4]))
+        if "sittings" in self.headline:
+            diff, where, method, count, inside = self.headline["sittings"]
+            summary.append("- A second sitting: largest difference of a cell's round time "
+                           "%+.1f%% (%s, %s); %d of %d within the first sitting's range.\n"
+                           % (100 * diff, where, method, inside, count))
+        for experiment, speedup, level in self.headline.get("heterogeneity", []):
+            summary.append("- %s: PiPar planned per device vs FL %s; emulation %s%s.\n" % (
+                experiment, ratio_text(speedup), level, "" if emulation.trusted(level)
+                else " (partly this host's times: no verdict)"))
         if "dp" in self.headline:
             g = self.headline["dp"]
             summary.append("- DP on the main job: PiPar vs FL %s (DP off) / %s (on); vs SFL "
@@ -2505,8 +2566,9 @@ class Report:
                          "name and not used (their digests in `%s/` can be deleted)."
                          % (self.superseded, self._archive_text()))
         return ["## Regenerating\n\n",
-                "`%s` runs every part (profiles, simulated grid, every measured cell, DP, "
-                "accuracy, the AdaSplit comparison) with %d seeds per measured run and rewrites "
+                "`%s` runs every part (profiles, simulated grid, every measured cell, the "
+                "round-length curve, DP, heterogeneity, accuracy, the AdaSplit comparison and "
+                "its learning-rate sweep) with %d seeds per measured run and rewrites "
                 "this page; a run already done (its NAME.seedS.h5 and provenance exist) is not "
                 "run again. On a cluster: `REPEATS=%d jobs/submit-reproduction.sh` (the heavy "
                 "parts as an array, then the report), and `scripts/reproduction.sh --repeats %d` "

@@ -12,7 +12,8 @@
 # provenance of every seed's run, and its pictures. A second call reruns nothing (every
 # seed is recorded as done); a third writes the same report from the kept digests alone;
 # a folder with a run made before seeds (NAME.h5) still gives a report, with a warning
-# naming the command that regenerates it.
+# naming the command that regenerates it; seeds of a second sitting are compared with the
+# first's.
 # Usage: reproduction_report.sh CMLBED SOURCE_DIR PYTHON
 set -u
 cmlbed=$1 source_dir=$2 python=$3
@@ -173,6 +174,27 @@ bash scripts/reproduction.sh --quick --report-only --results "$work/results" --d
 body() { sed -n '/^## Summary/,/^## Provenance/p' "$1"; }
 diff <(body "$work/doc-before.md") <(body "$doc") >"$work/diff" || { head -20 "$work/diff"; fail "the report from the kept digests differs"; }
 [[ $(grep -c "^| \[[0-9]*\] | \`[^\`]*\` (kept) |" "$doc") -eq $runs ]] || fail "expected $runs runs marked kept in the provenance"
+# A second sitting: each seed's provenance names the sitting that ran it (SITTING); with
+# seed 2 of the measured cell marked sitting 2, the report compares the two sittings.
+grep -q "Pending: a second sitting of the measured cells (\`SITTING=2 FIRST_SEED=3 REPEATS=1 " "$work/doc-before.md" ||
+  fail "the second sitting is not marked pending"
+grep -q '"sitting": 1' "$work/results/kept/measured/vgg5-100mbit-fl.seed1.h5.run.json" ||
+  fail "the provenance does not name the sitting"
+for f in "$work"/results/kept/measured/vgg5-100mbit-*.seed2.h5.run.json; do
+  sed -i 's/"sitting": 1/"sitting": 2/' "$f"
+done
+bash scripts/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
+  --images "$work/doc/images" >"$work/out5" 2>&1 || { cat "$work/out5"; fail "--report-only with two sittings failed"; }
+sittings=$(sed -n '/^### Noise across sittings/,/^### /p' "$doc")
+for method in fl sfl pipar; do
+  grep -qE "^\| vgg5 \| 100 mbit \| $method \| 1: [0-9.]+ \(n = 1\) \| 2: [0-9.]+ \(n = 1\) \| [0-9.]+x \(n=1\) \| (yes|\*\*no\*\*) \|$" <<<"$sittings" ||
+    fail "no row of the two sittings for $method: $sittings"
+done
+grep -qE "^- A second sitting: largest difference of a cell's round time [+-][0-9.]+% \(vgg5, uplink 100 mbit, measured, (fl|sfl|pipar)\)" "$doc" ||
+  fail "the summary does not give the sittings' largest difference"
+SITTING=two bash scripts/reproduction.sh --quick --report-only --results "$work/results" >"$work/err" 2>&1
+status=$?
+((status == 2)) && grep -q "SITTING must be a positive integer" "$work/err" || fail "SITTING=two: status $status"
 # Runs made before seeds (one NAME.h5, as docs/reproduction-data/ holds them): the report
 # is still written, n = 1 and no interval, its verdicts 'not testable here', and a warning
 # names the command that regenerates them.
