@@ -13,7 +13,8 @@
 #
 #   scripts/prediction-accuracy.sh [--configs "A.ini B.ini" | --random N --seed S [--generator G]]
 #                                  [--results DIR] [--doc FILE] [--quick] [--check ROUND_PCT IDLE_POINTS]
-#                                  [--steady PCT TRIES] [--repeats N] [--force] [-- OVERRIDES...]
+#                                  [--steady PCT TRIES] [--repeats N] [--force] [--archive DIR|none]
+#                                  [--table-only] [-- OVERRIDES...]
 #
 # --random N --seed S: instead of configs/, N configurations drawn by scripts/random-configs.py
 # (written to DIR/random-S/, rows named random-S-K: rerun one with --random K --seed S, the
@@ -33,6 +34,11 @@
 # the table shows the medians over the N and each one's error: one run that the machine
 # slowed (or sped) does not decide a row. The drift retries are then off unless --steady
 # gives TRIES.
+# --archive DIR (default docs/reproduction-data/prediction/TABLE, TABLE the doc's name
+# without .md; none with --quick): every row's files are kept there (digests of the .h5
+# files, which git keeps) and a row whose files are gone from the results folder is read
+# from there. --table-only writes the table from what the results folder and the archive
+# hold, running nothing: on a fresh checkout it rebuilds the committed tables.
 # A config whose three files exist is not run again, but simulated again when the cmlbed
 # binary is newer than its simulation (--force runs everything again).
 # Environment: CMLBED (default build/cmlbed), PYTHON (default: python3 with h5py, else
@@ -48,6 +54,7 @@ source scripts/host-slice.sh
 
 configs="" results=results/prediction-accuracy doc=docs/prediction-accuracy.md quick=false force=false check=()
 steady=5 tries="" repeats=1 random_count="" random_seed="" doc_given=false generator=random
+archive="" table_only=false
 while [[ $# -gt 0 ]]; do
   case $1 in
     --configs) configs=$2; shift 2 ;;
@@ -61,6 +68,8 @@ while [[ $# -gt 0 ]]; do
     --check) check=(--check "$2" "$3"); shift 3 ;;
     --steady) steady=$2 tries=$3; shift 3 ;;
     --repeats) repeats=$2; shift 2 ;;
+    --archive) archive=${2:?--archive needs a folder or none}; shift 2 ;;
+    --table-only) table_only=true; shift ;;
     --) shift; break ;;
     -h|--help) usage; exit 0 ;;
     *) echo "prediction-accuracy.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -157,6 +166,7 @@ for config in $configs; do
     *) name=$(basename "$config" .ini) ;;
   esac
   listed+=("$config:$name:$ranks")
+  $table_only && continue
   # A row is measured once (NAME.*) or --repeats times (NAME.rep1.* ..): one layout at a
   # time. Without --repeats or --force, a row measured with repeats before is kept so.
   bases=("$results/$name")
@@ -202,5 +212,10 @@ if [[ -n $random_count ]]; then
 else
   described=()
 fi
-"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" "${described[@]}" \
+if [[ -z $archive ]]; then
+  if $quick; then archive=none; else archive=docs/reproduction-data/prediction/$(basename "$doc" .md); fi
+fi
+kept=()
+[[ $archive == none ]] || kept=(--archive "$archive")
+"$python" scripts/prediction_accuracy.py --results "$results" --doc "$doc" "${check[@]}" --steady "$steady" "${described[@]}" "${kept[@]}" \
   --machine "$(nproc) cores, $(uptime | sed 's/.*load/load/')" "${listed[@]}"

@@ -14,12 +14,18 @@ RESULTS/NAME.after.profile.json, when there, is a second profile taken right aft
 measured run: how much the host's speed moved between the profile the simulation used
 and the end of the run (`host drift`, from profile_drift) is shown beside each row.
 `prediction_accuracy.py --drift BEFORE.json AFTER.json` prints that drift.
+
+With --archive DIR every row's files are kept in DIR (the .h5 files as digests,
+cmlbed_report.digest; the profiles, tries and steal as they are; the measured run's time),
+and a row whose files are gone from RESULTS is read from there: the table can be written
+again on a fresh checkout (docs/reproduction-data/prediction/TABLE/).
 """
 import argparse
 import datetime
 import glob
 import json
 import os
+import shutil
 import statistics
 import sys
 
@@ -29,8 +35,71 @@ except ImportError:
     sys.exit("prediction_accuracy.py: needs h5py (apt-get install python3-h5py; "
              "Debian's /usr/bin/python3 has it)")
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from cmlbed_report import emulation  # noqa: E402
+from cmlbed_report import digest, emulation  # noqa: E402
 from cmlbed_report.results import Run  # noqa: E402
+
+RUN_KINDS = ("run", "sim", "own-cores.sim")  # BASE.KIND.h5
+SMALL_FILES = ("profile.json", "after.profile.json", "tries", "steal")  # BASE.NAME
+
+
+class RowFiles:
+    """A row's files, BASE.*, from the results folder, else from the archive (None: no
+    archive): the .h5 files kept as digests (BASE.KIND.h5.json), the small files as they
+    are, and the measured run's file time (BASE.measured_at)."""
+
+    def __init__(self, results, archive):
+        self.results, self.archive = results, archive
+
+    def path(self, base, suffix):
+        """The file BASE.SUFFIX (a .h5 file's digest when only that is kept), or None."""
+        here = os.path.join(self.results, "%s.%s" % (base, suffix))
+        if os.path.exists(here):
+            return here
+        if self.archive:
+            kept = os.path.join(self.archive, "%s.%s" % (base, suffix)) + (".json" if suffix.endswith(".h5") else "")
+            if os.path.exists(kept):
+                return kept
+        return None
+
+    def run(self, base, kind):
+        path = self.path(base, kind + ".h5")
+        if path is None:
+            return None
+        return digest.DigestRun(path, os.path.join(self.results, "%s.%s.h5" % (base, kind))) \
+            if path.endswith(".json") else Run(path)
+
+    def measured_at(self, base):
+        path = self.path(base, "run.h5")
+        if not path.endswith(".json"):
+            return os.path.getmtime(path)
+        return _number_in(os.path.join(self.archive, base + ".measured_at"), float)
+
+    def bases(self, name):
+        """The bases of a row's measurements: NAME.rep1 .. (--repeats), else NAME; those with
+        a measured run and a simulation, here or kept."""
+        found = set()
+        for folder, ending in ((self.results, ".run.h5"), (self.archive, ".run.h5.json")):
+            if folder:
+                found |= {os.path.basename(f)[:-len(ending)] for f in
+                          glob.glob(os.path.join(folder, glob.escape(name) + ".rep[0-9]*" + ending))}
+        repeated = sorted(found, key=lambda b: int(b.rsplit(".rep", 1)[1]))
+        return [b for b in repeated or [name] if self.path(b, "run.h5") and self.path(b, "sim.h5")]
+
+    def keep(self, base):
+        """Copies the row's files from the results folder into the archive."""
+        if not self.archive or not os.path.exists(os.path.join(self.results, base + ".run.h5")):
+            return
+        os.makedirs(self.archive, exist_ok=True)
+        for kind in RUN_KINDS:
+            source = os.path.join(self.results, "%s.%s.h5" % (base, kind))
+            if os.path.exists(source):
+                digest.write(Run(source), os.path.join(self.archive, "%s.%s.h5.json" % (base, kind)))
+        for name in SMALL_FILES:
+            source = os.path.join(self.results, "%s.%s" % (base, name))
+            if os.path.exists(source):
+                shutil.copyfile(source, os.path.join(self.archive, "%s.%s" % (base, name)))
+        with open(os.path.join(self.archive, base + ".measured_at"), "w") as f:
+            f.write("%.0f\n" % os.path.getmtime(os.path.join(self.results, base + ".run.h5")))
 
 
 def _compute_seconds(rank):
@@ -107,26 +176,16 @@ def _number_in(path, kind):
         return None
 
 
-def _measurements(results, name):
-    """The file bases of a row's measurements: RESULTS/NAME.rep1 .. (--repeats), else
-    RESULTS/NAME; those with a measured run and a simulation."""
-    repeated = sorted(glob.glob(f"{results}/{glob.escape(name)}.rep[0-9]*.run.h5"),
-                      key=lambda f: int(f[:-len(".run.h5")].rsplit(".rep", 1)[1]))
-    bases = [f[:-len(".run.h5")] for f in repeated] or [f"{results}/{name}"]
-    return [b for b in bases if all(os.path.exists(f"{b}.{kind}.h5") for kind in ("run", "sim"))]
-
-
-def _compare(base):
+def _compare(files, base):
     """One measurement of a row: BASE.run.h5 against BASE.sim.h5 (and BASE.own-cores.sim.h5,
-    BASE.after.profile.json, BASE.tries, BASE.steal where there)."""
-    run, sim = Run(f"{base}.run.h5"), Run(f"{base}.sim.h5")
-    own = Run(f"{base}.own-cores.sim.h5") if os.path.exists(f"{base}.own-cores.sim.h5") else None
+    BASE.after.profile.json, BASE.tries, BASE.steal where there); files: RowFiles."""
+    run, sim, own = (files.run(base, kind) for kind in RUN_KINDS)
     measured, measured_idle = run.steady_round_s(), run.steady_server_idle()
     simulated, simulated_idle = sim.steady_round_s(), sim.steady_server_idle()
-    after_file = f"{base}.after.profile.json"
-    drift = (profile_drift(read_profile(f"{base}.profile.json"), read_profile(after_file))
-             if os.path.exists(after_file) else None)
-    return {"method": run.method, "rounds": len(run.rounds), "measured_at": os.path.getmtime(f"{base}.run.h5"),
+    before, after = files.path(base, "profile.json"), files.path(base, "after.profile.json")
+    drift = profile_drift(read_profile(before), read_profile(after)) if before and after else None
+    number = (lambda name, kind: _number_in(files.path(base, name), kind) if files.path(base, name) else None)
+    return {"method": run.method, "rounds": len(run.rounds), "measured_at": files.measured_at(base),
             "measured_round_s": measured, "simulated_round_s": simulated, "error": simulated / measured - 1,
             "server_idle_measured": measured_idle, "server_idle_simulated": simulated_idle,
             "idle_points": 100 * (simulated_idle - measured_idle), "simulated_cpu_demand": cpu_demand(own or sim),
@@ -135,7 +194,8 @@ def _compare(base):
             "host_slice": sim.option("plan.host_slice") or "0ms",
             "own_cores_error": own.steady_round_s() / measured - 1 if own else None, "host_drift": drift,
             "emulation": emulation.verdict(run),
-            "tries": _number_in(f"{base}.tries", int), "steal": _number_in(f"{base}.steal", float)}
+            "binaries": {str(r.attrs.get("git_revision", "?")) for r in (run, sim, own) if r is not None},
+            "tries": number("tries", int), "steal": number("steal", float)}
 
 
 def _tries_text(row):
@@ -160,6 +220,8 @@ def main():
     parser.add_argument("--command", default="scripts/prediction-accuracy.sh",
                         help="the command that made the table, as its page names it")
     parser.add_argument("--intro", default="", help="a paragraph on where the configurations come from")
+    parser.add_argument("--archive", help="keep every row's files here (digests of the .h5 "
+                        "files) and read a row from here when its files are gone from --results")
     parser.add_argument("runs", nargs="*", help="CONFIG:NAME:RANKS")
     args = parser.parse_args()
     if args.drift:
@@ -173,13 +235,16 @@ def main():
     rows = []
     missing = []
     measured_at = []  # the measured runs' file times: when the rows were measured
+    files = RowFiles(args.results, args.archive)
     for run in args.runs:
         config, name, ranks = run.split(":")
-        bases = _measurements(args.results, name)
+        bases = files.bases(name)
         if not bases:
             missing.append(config)
             continue
-        each = [_compare(base) for base in bases]
+        for base in bases:
+            files.keep(base)
+        each = [_compare(files, base) for base in bases]
         measured_at += [m["measured_at"] for m in each]
         row = {"config": config, "method": each[0]["method"], "ranks": int(ranks),
                "rounds": each[0]["rounds"], "host_cores": each[0]["host_cores"],
@@ -196,6 +261,7 @@ def main():
         row["tries"] = each[0]["tries"] if len(each) == 1 else sum(m["tries"] or 1 for m in each)
         row["errors"] = [m["error"] for m in each]
         row["emulation"] = emulation.worst([m["emulation"] for m in each])
+        row["binaries"] = sorted(set().union(*(m["binaries"] for m in each)))
         row["within"] = abs(row["error"]) * 100 <= round_goal and abs(row["idle_points"]) <= idle_goal
         rows.append(row)
     utc = datetime.timezone.utc
@@ -257,6 +323,11 @@ def main():
             f"{'yes' if r['within'] else 'no'} |")
     lines += ["", f"{within} of {len(rows)} rows within both goals; median |error| of the round "
               f"time {100 * median:.1f}%, largest {100 * errors[-1]:.1f}%."]
+    binaries = sorted(set().union(*(r["binaries"] for r in rows)))
+    lines.append(("The runs and simulations come from one binary, cmlbed git %s." % binaries[0])
+                 if len(binaries) == 1 else
+                 "The runs and simulations come from %d binaries (cmlbed git %s): not one sitting's "
+                 "binary." % (len(binaries), ", ".join(binaries)))
     drifted = [r for r in rows if r["host_drift"] and largest_drift(r["host_drift"]) > args.steady / 100]
     if drifted:
         lines.append(f"{len(drifted)} rows with a host drift over {args.steady:g}% ({sum(r['within'] for r in drifted)} "
@@ -273,6 +344,7 @@ def main():
     with open(args.doc, "w") as out:
         out.write("\n".join(lines))
     json_name = os.path.splitext(os.path.basename(args.doc))[0] + ".json"  # beside the table's rows
+    os.makedirs(args.results, exist_ok=True)
     with open(os.path.join(args.results, json_name), "w") as out:
         json.dump({"generated": now, "machine": args.machine, "round_goal_pct": round_goal,
                    "idle_goal_points": idle_goal, "rows": rows}, out, indent=1)

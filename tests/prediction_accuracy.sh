@@ -5,7 +5,9 @@
 # measured), reads the CPU time stolen during the run, keeps each of fl's measurements
 # apart (NAME.rep1.*, NAME.rep2.*), and a third call without --repeats or --force keeps
 # both rows as they were measured and writes their table, in which the simulated round
-# time is within 40% of the measured one and the server idle within 25 points. Looser
+# time is within 40% of the measured one and the server idle within 25 points; a fourth,
+# --table-only, keeps the rows in an archive and a fifth writes the same rows from the
+# archive alone. Looser
 # than the issue's 10% / 5 points (docs/prediction-accuracy.md holds the full table):
 # these devices are emulated by stretching this machine's stages (devices.slowdown), so
 # the measured rounds follow the machine's load, which the profile, measured alone, does
@@ -33,6 +35,22 @@ grep -Eq '^\| configs/quickstart/pipar\.ini .* \| [+-][0-9]+% \| [0-9]+\.[0-9]% 
   { echo "FAIL: pipar's row has no host drift, steal and 1 try"; exit 1; }
 grep -Eq '^\| configs/quickstart/fl\.ini .* \| [+-][0-9]+% \| [0-9]+\.[0-9]% \| 2: [+-][0-9.]+%, [+-][0-9.]+% \| [a-z]+ \|$' \
   "$work/table.md" || { echo "FAIL: fl's row does not show its 2 measurements"; exit 1; }
+# The archive: --table-only runs nothing, keeps every row's files in --archive (the .h5
+# files as digests) and, with the results folder empty, writes the same rows from them.
+accuracy --configs "configs/quickstart/fl.ini configs/quickstart/pipar.ini" --table-only --archive "$work/kept" \
+  >"$work/kept.log" 2>&1 || { cat "$work/kept.log"; echo "FAIL: --table-only --archive"; exit 1; }
+grep -q "== \|measurement" "$work/kept.log" && { cat "$work/kept.log"; echo "FAIL: --table-only ran something"; exit 1; }
+ls "$work"/kept/quickstart_fl.rep2.{run,sim}.h5.json "$work"/kept/quickstart_pipar.{profile.json,measured_at} >/dev/null ||
+  { ls "$work/kept"; echo "FAIL: the archive lacks a row's digests or files"; exit 1; }
+grep -q "^The runs and simulations come from one binary, cmlbed git " "$work/table.md" ||
+  { echo "FAIL: the table does not name its one binary"; exit 1; }
+grep '^| configs/quickstart/' "$work/table.md" >"$work/rows-here"
+mkdir "$work/empty"
+CMLBED=$cmlbed PYTHON=$python scripts/prediction-accuracy.sh --quick --results "$work/empty" --doc "$work/table2.md" \
+  --configs "configs/quickstart/fl.ini configs/quickstart/pipar.ini" --table-only --archive "$work/kept" \
+  >"$work/kept2.log" 2>&1 || { cat "$work/kept2.log"; echo "FAIL: the table from the archive alone"; exit 1; }
+diff "$work/rows-here" <(grep '^| configs/quickstart/' "$work/table2.md") ||
+  { echo "FAIL: the table from the kept digests differs"; exit 1; }
 drift=$("$python" scripts/prediction_accuracy.py --drift "$work/quickstart_pipar.profile.json" "$work/quickstart_pipar.profile.json")
 [[ $drift == 0.0 ]] || { echo "FAIL: a profile against itself drifts ${drift}%"; exit 1; }
 exit $status
