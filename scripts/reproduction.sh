@@ -204,7 +204,8 @@ read -ra measured_cells <<<"${MEASURED:-$measured_default}"
 
 
 # provenance FILES START SECONDS STATUS COMMAND...: FILE.run.json says what produced FILE,
-# when, where and under what load; the report quotes it beside every number.
+# when, where, under what load and in which sitting (SITTING); the report quotes it beside
+# every number (cmlbed_report.archive.write_provenance writes it).
 # With several files (the seeds of one `cmlbed run --repeats`), each gets the command's
 # provenance with "repeats" (how many files the command wrote; "seconds" is the whole
 # command's) and its own "seed".
@@ -213,17 +214,13 @@ provenance() {
   shift 4
   "$python" - "$files" "$start" "$seconds" "$status" "$(hostname)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     "$(nproc)" "$("$cmlbed" --version 2>/dev/null | head -1)" "$sitting" "$@" <<'PY'
-import json, re, sys
+import sys
+sys.path.insert(0, "scripts")
+from cmlbed_report.archive import write_provenance
 files, start, seconds, status, host, load, cores, version, sitting, *command = sys.argv[1:]
-files = files.split("\n")
-for path in files:
-    record = {"command": command, "started": start, "seconds": float(seconds), "status": int(status),
-              "host": host, "load_after": load, "cores": int(cores), "cmlbed": version,
-              "sitting": int(sitting)}
-    seed = re.search(r"\.seed(\d+)\.h5$", path)
-    if seed:
-        record.update(seed=int(seed.group(1)), repeats=len(files))
-    json.dump(record, open(path + ".run.json", "w"), indent=1)
+write_provenance(files.split("\n"), {
+    "command": command, "started": start, "seconds": float(seconds), "status": int(status),
+    "host": host, "load_after": load, "cores": int(cores), "cmlbed": version, "sitting": int(sitting)})
 PY
 }
 done_already() { ! $force && [[ -s $1 && -s $1.run.json ]] && grep -q '"status": 0' "$1.run.json"; }

@@ -13,6 +13,7 @@ folder; `Entry` resolves one to the results file or to its archived copy."""
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -35,6 +36,20 @@ def _read_json(path):
 
 def _succeeded(provenance):
     return bool(provenance) and provenance.get("status", 1) == 0
+
+
+def write_provenance(paths, record):
+    """Writes FILE.run.json, what refresh() and Entry read (the fields scripts/reproduction.sh
+    writes: command, started, seconds, status, host, load_after, cores, cmlbed), for each
+    results file of one command; each seed of a `cmlbed run --repeats` run (FILE.seedS.h5)
+    also gets its "seed" and "repeats" (how many files the command wrote)."""
+    for path in paths:
+        data = dict(record)
+        seed = re.search(r"\.seed(\d+)\.h5$", path)
+        if seed:
+            data.update(seed=int(seed.group(1)), repeats=len(paths))
+        with open(path + ".run.json", "w") as f:
+            json.dump(data, f, indent=1)
 
 
 class Archive:
