@@ -326,6 +326,11 @@ def clip_table(methods):
     return "\n".join(lines) + "\n"
 
 
+def chosen_clip_cells(entry):
+    """The clip-only cells at the method's chosen clip (sigma 0 of its noise sweep)."""
+    return [c for c in entry["clips"] if c["clip"] == entry["chosen"]]
+
+
 def sigma_row(cell, base):
     if cell["sigma"] == 0:
         releases, ar, ro = "-", "inf", "inf"
@@ -342,8 +347,7 @@ def sigma_table(methods):
              "| final accuracy | trivial rate | vs DP off [95%] | within 5 points | settled (last 5 rounds) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for entry in methods.values():
-        clip_only = [c for c in entry["clips"] if c["clip"] == entry["chosen"]]
-        for cell in clip_only + entry["sweep"]:
+        for cell in chosen_clip_cells(entry) + entry["sweep"]:
             lines.append(sigma_row(cell, entry["off"]))
     return "\n".join(lines) + "\n"
 
@@ -351,7 +355,7 @@ def sigma_table(methods):
 def curve_points(entry, relation):
     """[(epsilon, mean accuracy)] of a method's sweep under one relation, clipping alone
     (epsilon inf) included."""
-    points = [(math.inf, c["mean"]) for c in entry["clips"] if c["clip"] == entry["chosen"]]
+    points = [(math.inf, c["mean"]) for c in chosen_clip_cells(entry)]
     return points + [(c[relation], c["mean"]) for c in entry["sweep"]]
 
 
@@ -364,7 +368,7 @@ def verdict_table(methods):
         if base is None or entry["chosen"] is None:
             lines.append("| %s | - | no DP-off or clip-only cell | - | - | - |" % method)
             continue
-        clip_only = next(c for c in entry["clips"] if c["clip"] == entry["chosen"])
+        clip_only = chosen_clip_cells(entry)[0]
         verdicts = [epsilon_verdict(smallest_epsilon_within(curve_points(entry, key), base["mean"]))
                     for key, _ in RELATIONS]
         cells = [base] + entry["clips"] + entry["sweep"]
@@ -587,7 +591,7 @@ def choose(args):
         print("privacy_accuracy.py: %s has no DP-off and clip-only cells of %d rounds to choose "
               "from" % (args.method, args.rounds), file=sys.stderr)
         return 1
-    best = next(c for c in entry["clips"] if c["clip"] == entry["chosen"])
+    best = chosen_clip_cells(entry)[0]
     print("privacy-accuracy: %s: clip %g (clip alone %.3f, DP off %.3f: %s)" % (
         args.method, entry["chosen"], best["mean"], entry["off"]["mean"],
         "within %d points" % (CLIP_GOAL * 100) if entry["met"] else "none within %d points: "
