@@ -12,11 +12,11 @@ fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 
 # 2 devices with 300 samples each, 4 mini-batches of 32 per round, 2 rounds: each sample
 # is released at most ceil(128 / 300) = 1 time per round, 2 in all.
-settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_test=50 --model.name=lenet
+settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_test=50
           --model.split=2 --train.local_iterations=4 --experiment.rounds=2 --output.checkpoint=0)
-run() {  # NAME ARGS...
+run() {  # NAME ARGS... (model=NAME run ...: another model than LeNet)
   local name=$1; shift
-  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "$@" --output.file="$work/$name.h5" \
+  "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" --model.name="${model:-lenet}" "$@" --output.file="$work/$name.h5" \
     >"$work/$name.out" 2>&1 || { cat "$work/$name.out"; fail "$name: run failed"; }
 }
 run pipar --experiment.method=pipar
@@ -25,6 +25,9 @@ run pipar-gaussian --experiment.method=pipar --privacy.mechanism=gaussian --priv
 run pipar-laplace --experiment.method=pipar --privacy.mechanism=laplace --privacy.clip=50 --privacy.noise_multiplier=0.1
 run fl --experiment.method=fl
 run fl-gaussian --experiment.method=fl --privacy.mechanism=gaussian --privacy.clip=1 --privacy.noise_multiplier=0.3
+# With batch norm: noise on the running variances made them negative and the test loss NaN.
+model=vgg5 run fl-gaussian-bn --experiment.method=fl --privacy.mechanism=gaussian --privacy.clip=1 \
+  --privacy.noise_multiplier=3
 run pipar-replace --experiment.method=pipar --privacy.mechanism=gaussian --privacy.clip=5 --privacy.noise_multiplier=0.5 \
   --privacy.adjacency=replace-one
 
@@ -58,6 +61,11 @@ for name, sigma, releases, sensitivity in (("pipar-gaussian", 0.5, 2, 1), ("fl-g
                    f"sensitivity {sensitivity}")
 if not np.array_equal(weights("pipar-gaussian"), weights("pipar-replace")):
     bad.append("privacy.adjacency changed the weights (it changes only the recorded epsilon)")
+with h5py.File(f"{work}/fl-gaussian-bn.h5", "r") as f:
+    losses = f["rounds"]["test_loss"][:]
+    print(f"fl-gaussian-bn: test losses {losses}")
+    if not np.isfinite(losses).all():
+        bad.append(f"fl-gaussian-bn: test loss {losses} (DP-FedAvg noised the batch-norm buffers?)")
 with h5py.File(f"{work}/pipar.h5", "r") as f:
     if "privacy_epsilon" in f.attrs:
         bad.append("a run without privacy records an epsilon")

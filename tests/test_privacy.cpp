@@ -65,6 +65,29 @@ TEST(Privacy, NoneLeavesTheActivationUntouched) {
   EXPECT_TRUE(torch::equal(privatize_activation(activation, gaussian, 1), activation));
 }
 
+TEST(Privacy, DpFedAvgClipsTheWeightsUpdateAndLeavesTheBuffers) {
+  // 6 weights, then 4 buffer entries (running means, variances, a counter).
+  const torch::Tensor reference = torch::arange(10, torch::kFloat32);
+  const torch::Tensor far = reference + torch::tensor({3.f, -4.f, 0.f, 0.f, 0.f, 0.f, 7.f, -9.f, 0.5f, 2.f});
+  const torch::Tensor clipped = clip_model_update(far, reference, 6, 1.0);
+  EXPECT_NEAR((clipped.slice(0, 0, 6) - reference.slice(0, 0, 6)).norm().item<double>(), 1.0, 1e-6);
+  EXPECT_TRUE(torch::allclose(clipped.slice(0, 0, 2) - reference.slice(0, 0, 2), torch::tensor({0.6f, -0.8f})));
+  EXPECT_TRUE(torch::equal(clipped.slice(0, 6), far.slice(0, 6))) << "the buffers were clipped";
+  const torch::Tensor near = reference + 0.1;  // an update within the clip stays as it is
+  EXPECT_TRUE(torch::allclose(clip_model_update(near, reference, 6, 1.0), near));
+  EXPECT_THROW(clip_model_update(far, reference, 11, 1.0), std::invalid_argument);
+  EXPECT_THROW(clip_model_update(far, reference.slice(0, 0, 9), 6, 1.0), std::invalid_argument);
+}
+
+TEST(Privacy, DpFedAvgNoisesTheWeightsOnly) {
+  const torch::Tensor average = torch::ones({10000});
+  const torch::Tensor noisy = noise_model_average(average, 9000, 0.5, 5);
+  EXPECT_TRUE(torch::equal(noisy.slice(0, 9000), average.slice(0, 9000))) << "the buffers got noise";
+  EXPECT_NEAR((noisy.slice(0, 0, 9000) - 1).std().item<double>(), 0.5, 0.02);
+  EXPECT_TRUE(torch::equal(noisy, noise_model_average(average, 9000, 0.5, 5)));
+  EXPECT_THROW(noise_model_average(average, -1, 0.5, 5), std::invalid_argument);
+}
+
 TEST(Privacy, EpsilonOfTheGaussianMechanismMatchesTheRdpBound) {
   // One release, sigma = 1, delta = 1e-5: 1/2 + 2 sqrt(ln(1e5) / 2) = 5.2985 (Mironov 2017,
   // Prop. 3, with the Gaussian's RDP alpha / (2 sigma^2), minimised over alpha).

@@ -34,6 +34,17 @@ TEST(TensorCodec, EmptyStateOfAPartWithoutParameters) {
   cmlbed::train::load_flat_state(*empty_part, back);
 }
 
+// DP-FedAvg clips and noises the parameters only: they must be the state's leading
+// entries, the batch norm's running statistics and counter after them.
+TEST(TensorCodec, ParametersLeadTheFlatState) {
+  torch::nn::Sequential part(torch::nn::Linear(3, 2), torch::nn::BatchNorm1d(2));
+  EXPECT_EQ(cmlbed::train::parameter_entries(*part), 3 * 2 + 2 + 2 + 2);
+  const torch::Tensor state = cmlbed::train::flat_state(*part);
+  ASSERT_EQ(state.numel(), 12 + 2 + 2 + 1);
+  EXPECT_TRUE(torch::equal(state.slice(0, 12, 14), torch::zeros({2})));  // running mean
+  EXPECT_TRUE(torch::equal(state.slice(0, 14, 16), torch::ones({2})));   // running variance
+}
+
 TEST(TensorCodec, ActivationWithoutSamples) {
   const torch::Tensor activation = torch::empty({0, 8});
   const torch::Tensor labels = torch::empty({0}, torch::kInt64);

@@ -70,9 +70,10 @@ void FederatedAveraging::train_device_round(const RoundContext& context) {
   net::MessageHeader header = model_header(context.round, static_cast<std::int64_t>(batches_->samples()));
   torch::Tensor upload = flat_state(*model_);
   if (privacy_.on()) {
-    // DP-FedAvg: the update since the last aggregation, clipped to L2 norm privacy.clip.
+    // DP-FedAvg: the weights' update since the last aggregation, clipped to L2 norm
+    // privacy.clip (the buffers travel as they are: privacy.hpp).
     auto stage = compute_stage(context, EventKind::compute);
-    upload = round_start_ + clip_rows((upload - round_start_).unsqueeze(0), privacy_.clip, false).squeeze(0);
+    upload = clip_model_update(upload, round_start_, parameter_entries(*model_), privacy_.clip);
   }
   net::SendHandle sent = context.transport.send(0, header, tensor_payload(upload, header));
   load_flat_state(*model_, tensor_from(receive_or_throw(average, context, 0, "averaged model")));
@@ -100,9 +101,10 @@ void FederatedAveraging::aggregate(const RoundContext& context) {
     auto stage = compute_stage(context, EventKind::aggregate);
     torch::Tensor averaged = weighted_average(models, weights);
     if (privacy_.on()) {
-      // DP-FedAvg: Gaussian noise of noise_multiplier x clip / devices on the average.
-      averaged = averaged + noise_like(averaged, privacy_.noise_multiplier * privacy_.clip / devices_, false,
-                                       noise_seed(settings_.seed, 0, context.round, -1, -1));
+      // DP-FedAvg: Gaussian noise of noise_multiplier x clip / devices on the weights' average.
+      averaged = noise_model_average(averaged, parameter_entries(*model_),
+                                     privacy_.noise_multiplier * privacy_.clip / devices_,
+                                     noise_seed(settings_.seed, 0, context.round, -1, -1));
     }
     load_flat_state(*model_, averaged);
   }

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace cmlbed::train {
 
@@ -62,6 +64,34 @@ torch::Tensor privatize_activation(const torch::Tensor& activation, const Privac
   const torch::Tensor clipped = clip_rows(activation, settings.clip, laplace);
   if (settings.noise_multiplier == 0) return clipped;
   return clipped + noise_like(clipped, settings.noise_multiplier * settings.clip, laplace, seed);
+}
+
+namespace {
+
+void check_weights(const torch::Tensor& state, std::int64_t weights, const char* who) {
+  if (state.dim() != 1 || weights < 0 || weights > state.numel()) {
+    throw std::invalid_argument(std::string(who) + ": " + std::to_string(weights) + " weights in a state of " +
+                                std::to_string(state.numel()) + " entries");
+  }
+}
+
+}  // namespace
+
+torch::Tensor clip_model_update(const torch::Tensor& state, const torch::Tensor& reference, std::int64_t weights,
+                                double clip) {
+  check_weights(state, weights, "clip_model_update");
+  if (!reference.sizes().equals(state.sizes())) throw std::invalid_argument("clip_model_update: reference of another size");
+  const torch::Tensor start = reference.slice(0, 0, weights);
+  const torch::Tensor update = state.slice(0, 0, weights) - start;
+  const torch::Tensor clipped = start + clip_rows(update.unsqueeze(0), clip, false).squeeze(0);
+  return torch::cat({clipped, state.slice(0, weights)});
+}
+
+torch::Tensor noise_model_average(const torch::Tensor& average, std::int64_t weights, double scale,
+                                  std::uint64_t seed) {
+  check_weights(average, weights, "noise_model_average");
+  const torch::Tensor noisy = average.slice(0, 0, weights);
+  return torch::cat({noisy + noise_like(noisy, scale, false, seed), average.slice(0, weights)});
 }
 
 double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double delta, double sensitivity) {

@@ -109,6 +109,12 @@ torch::Tensor flat_state(torch::nn::Module& module) {
   return torch::cat(pieces);
 }
 
+std::int64_t parameter_entries(torch::nn::Module& module) {
+  std::int64_t entries = 0;
+  for (const torch::Tensor& p : module.parameters()) entries += p.numel();
+  return entries;
+}
+
 std::vector<float> flat_state_values(torch::nn::Module& module) {
   const torch::Tensor flat = flat_state(module).contiguous();
   return {flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel()};

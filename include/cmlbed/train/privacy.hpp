@@ -5,8 +5,10 @@
 //   Gaussian mechanism, L1 for Laplace) to privacy.clip and adds noise of standard
 //   deviation (Gaussian) or scale (Laplace) noise_multiplier x clip: noise on the smashed
 //   data. Gradients flow back through the clipping; the noise is a constant.
-// - fl: DP-FedAvg: each device clips its model update (L2) to clip; the server adds
-//   Gaussian noise of standard deviation noise_multiplier x clip / devices to the average.
+// - fl: DP-FedAvg: each device clips the update of its weights (L2) to clip; the server
+//   adds Gaussian noise of standard deviation noise_multiplier x clip / devices to the
+//   average of the weights. Buffers (batch-norm running statistics) are averaged as they
+//   are: noise would turn running variances negative, and the epsilon does not cover them.
 // Noise is drawn from its own generator seeded from (experiment.seed, rank, round, batch,
 // micro-batch): repeatable, and independent of LibTorch's default generator.
 #include <cstdint>
@@ -44,6 +46,15 @@ torch::Tensor privatize_activation(const torch::Tensor& activation, const Privac
 // Noise of `tensor`'s shape: Gaussian with standard deviation `scale`, or Laplace with
 // scale `scale`, from a generator seeded with `seed`.
 torch::Tensor noise_like(const torch::Tensor& tensor, double scale, bool laplace, std::uint64_t seed);
+
+// DP-FedAvg on a flat model state (flat_state: the parameters' `weights` entries first,
+// then the buffers). clip_model_update: `state` with the update of its weights since
+// `reference` clipped to L2 norm `clip`, its buffers unchanged. noise_model_average:
+// `average` with Gaussian noise of standard deviation `scale` on its weights only.
+torch::Tensor clip_model_update(const torch::Tensor& state, const torch::Tensor& reference, std::int64_t weights,
+                                double clip);
+torch::Tensor noise_model_average(const torch::Tensor& average, std::int64_t weights, double scale,
+                                  std::uint64_t seed);
 
 // (epsilon, delta) of `releases` Gaussian releases of one sample (or one device's update)
 // with noise_multiplier sigma and L2 sensitivity `sensitivity` clips (1: add-remove, 2:

@@ -22,6 +22,8 @@ std::pair<torch::Tensor, torch::Tensor> activation_from(const net::Message& mess
 // model part); integer buffers (batch-norm counters) are carried as float.
 std::vector<torch::Tensor> state_tensors(torch::nn::Module& module);
 torch::Tensor flat_state(torch::nn::Module& module);
+// How many of flat_state's leading entries are parameters (the rest are buffers).
+std::int64_t parameter_entries(torch::nn::Module& module);
 void load_flat_state(torch::nn::Module& module, const torch::Tensor& flat);
 // flat_state as plain floats, for the results file.
 std::vector<float> flat_state_values(torch::nn::Module& module);
