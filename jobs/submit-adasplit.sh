@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Submits the AdaSplit comparison (jobs/adasplit.sbatch, one array element per run of
-# `scripts/adasplit-comparison.sh --list`) and its report (jobs/adasplit-report.sbatch,
+# `scripts/studies/adasplit-comparison.sh --list`) and its report (jobs/adasplit-report.sbatch,
 # which starts only if every element succeeded: --dependency=afterok), and prints both
 # job ids and the results folder.
 #
@@ -19,7 +19,7 @@ while [[ $# -gt 0 && $1 != -- ]]; do sbatch_options+=("$1"); shift; done
 [[ ${1:-} == -- ]] && shift
 overrides=("$@")
 
-count=$(bash "$root/scripts/adasplit-comparison.sh" --list \
+count=$(bash "$root/scripts/studies/adasplit-comparison.sh" --list \
   --only "${ADASPLIT_GROUPS:-methods,kappa,eta}" | wc -l)
 [[ $count -gt 0 ]] || { echo "submit-adasplit.sh: no runs listed" >&2; exit 2; }
 if [[ -n ${ADASPLIT_DIR:-} && $ADASPLIT_DIR != /* ]]; then export ADASPLIT_DIR=$PWD/$ADASPLIT_DIR; fi

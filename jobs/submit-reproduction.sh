@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Submits the reproduction report's heavy parts (jobs/reproduction.sbatch, one array
-# element per line of `scripts/reproduction.sh --list-jobs`) and the report after them
+# element per line of `scripts/studies/reproduction.sh --list-jobs`) and the report after them
 # (the same job script with --report, --dependency=afterany: a failed element leaves its
 # cell simulated or its accuracy group pending, and the report says so), and prints both
 # job ids and the results folder. Every measured run runs REPEATS seeds (default 3), or
@@ -18,7 +18,7 @@ export REPEATS=${REPEATS:-3}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export CMLBED_ROOT=${CMLBED_ROOT:-$root}
 cd "$CMLBED_ROOT"
-count=$(bash scripts/reproduction.sh --list-jobs | wc -l)
+count=$(bash scripts/studies/reproduction.sh --list-jobs | wc -l)
 [[ $count -gt 0 ]] || { echo "submit-reproduction.sh: no jobs listed" >&2; exit 2; }
 if [[ -n ${REPRODUCTION_RESULTS:-} && $REPRODUCTION_RESULTS != /* ]]; then
   export REPRODUCTION_RESULTS=$PWD/$REPRODUCTION_RESULTS

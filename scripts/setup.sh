@@ -16,8 +16,8 @@ packages=(
   python3 python3-h5py python3-numpy python3-matplotlib  # post-processing scripts
   python3-pandas                                       # cmlbed_report.load (docs/how-to/analyse-results.md)
   python3-pytest                                       # their tests
-  python3-torch                                        # scripts/export-model.py (docs/how-to/own-model.md)
-  mkdocs                                               # the manual's site (scripts/docs.sh)
+  python3-torch                                        # scripts/tools/export-model.py (docs/how-to/own-model.md)
+  mkdocs                                               # the manual's site (scripts/dev/docs.sh)
   iproute2                                             # ip, tc: the multihost test
   clang libclang-rt-14-dev llvm                        # libFuzzer targets (run-tests.sh)
 )

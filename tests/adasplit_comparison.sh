@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/adasplit-comparison.sh end to end on a small problem: its run list (the five
+# scripts/studies/adasplit-comparison.sh end to end on a small problem: its run list (the five
 # methods and the three personalised split baselines, the kappa sweep, eta x orchestrator,
 # the baselines' learning-rate sweep), bad arguments (exit 2), a real run of
 # sfl and of AdaSplit plus one kappa point and one learning-rate point with 6 ranks (synthetic data, 2 rounds of 2
@@ -10,7 +10,7 @@
 # Usage: adasplit_comparison.sh CMLBED SOURCE_DIR [MPIEXEC]
 set -u
 cmlbed=$(realpath "$1") source_dir=$(realpath "$2") mpiexec=${3:-mpirun}
-script=$source_dir/scripts/adasplit-comparison.sh
+script=$source_dir/scripts/studies/adasplit-comparison.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0 checks=0
@@ -48,7 +48,7 @@ status=$?
 check '[[ $status -eq 1 ]] && grep -q "no results folder" "$work/out"' "--report-only on a missing folder exits 1"
 
 # --- a real comparison -------------------------------------------------------------------
-if refusal=$(bash "$source_dir/scripts/method-refusal.sh" "$cmlbed" adasplit "$mpiexec"); then
+if refusal=$(bash "$source_dir/scripts/dev/method-refusal.sh" "$cmlbed" adasplit "$mpiexec"); then
   built=false; echo "adasplit is refused by this build: expecting its runs to be skipped"
 else
   built=true; echo "adasplit is built: expecting its runs to run"

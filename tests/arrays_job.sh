@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # data.dataset = arrays end to end: files written by NumPy (numpy.savez, savez_compressed)
-# and h5py through scripts/export-dataset.py run every method; an .npz of Fashion-MNIST's
+# and h5py through scripts/tools/export-dataset.py run every method; an .npz of Fashion-MNIST's
 # first samples trains exactly as data.dataset = fashion-mnist with the same limits does
 # (uint8 and float32 alike); bad files exit 2 with one line before any rank trains.
 # Usage: arrays_job.sh CMLBED MPIEXEC SOURCE_DIR PYTHON
@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 
-export_dataset() { "$python" "$source_dir/scripts/export-dataset.py" "$@" >/dev/null || fail "export-dataset.py $*"; }
+export_dataset() { "$python" "$source_dir/scripts/tools/export-dataset.py" "$@" >/dev/null || fail "export-dataset.py $*"; }
 export_dataset "$work/fm.npz" --limit 1200
 export_dataset "$work/fm-deflate.npz" --limit 1200 --compressed
 export_dataset "$work/fm.h5" --limit 1200

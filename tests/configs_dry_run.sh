@@ -15,7 +15,7 @@
 set -u
 cmlbed=$1 source_dir=$2 mpiexec=${3:-mpirun}
 [[ $cmlbed == */* ]] && cmlbed=$(cd "$(dirname "$cmlbed")" && pwd)/$(basename "$cmlbed")
-refusal_probe=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/method-refusal.sh
+refusal_probe=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/dev/method-refusal.sh
 cd "$source_dir" || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,7 +43,7 @@ check_plan() {
 }
 
 # method_refusal METHOD: cmlbed's error line if this build refuses METHOD in a real run,
-# else "" (scripts/method-refusal.sh; asked only when a config of METHOD failed its dry
+# else "" (scripts/dev/method-refusal.sh; asked only when a config of METHOD failed its dry
 # run, once per method).
 method_refusal() {
   local method=$1

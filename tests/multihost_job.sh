@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A pipar run across three "hosts" on one machine (scripts/netns-cluster.sh: network,
+# A pipar run across three "hosts" on one machine (scripts/tools/netns-cluster.sh: network,
 # UTS and time namespaces joined by veth pairs to a bridge): 1 server + 2 devices, one
 # rank per host, Open MPI over TCP started through an rsh agent. Checks that the run
 # ends well, that the results file names three different hosts, that the clock offsets
@@ -10,7 +10,7 @@
 # network namespaces cannot be made)
 set -u
 cmlbed=$(realpath "$1") source_dir=$(realpath "$2") python=$3
-cluster=$source_dir/scripts/netns-cluster.sh
+cluster=$source_dir/scripts/tools/netns-cluster.sh
 start=$SECONDS
 say() { echo "[$((SECONDS - start))s] $*"; }
 skip() { echo "skipped: $*"; exit 77; }

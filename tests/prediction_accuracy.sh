@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/prediction-accuracy.sh on two small configs (the main job's pipar, measured
+# scripts/studies/prediction-accuracy.sh on two small configs (the main job's pipar, measured
 # once, and fl, measured twice with --repeats 2; 2 rounds of 3 mini-batches): it profiles,
 # simulates and measures each, profiles again (the host's drift while the row was
 # measured), reads the CPU time stolen during the run, keeps each of fl's measurements
@@ -18,7 +18,7 @@ cmlbed=$1 source_dir=$2 python=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$source_dir" || exit 1
-accuracy() { CMLBED=$cmlbed PYTHON=$python scripts/prediction-accuracy.sh --quick --results "$work" --doc "$work/table.md" "$@"; }
+accuracy() { CMLBED=$cmlbed PYTHON=$python scripts/studies/prediction-accuracy.sh --quick --results "$work" --doc "$work/table.md" "$@"; }
 accuracy --configs configs/quickstart/pipar.ini >"$work/pipar.log" 2>&1 || { cat "$work/pipar.log"; echo "FAIL: pipar"; exit 1; }
 accuracy --configs configs/quickstart/fl.ini --repeats 2 >"$work/fl.log" 2>&1 || { cat "$work/fl.log"; echo "FAIL: fl, --repeats 2"; exit 1; }
 ls "$work"/quickstart_fl.rep{1,2}.{profile.json,after.profile.json,run.h5,sim.h5,own-cores.sim.h5,steal} >/dev/null &&
@@ -46,11 +46,11 @@ grep -q "^The runs and simulations come from one binary, cmlbed git " "$work/tab
   { echo "FAIL: the table does not name its one binary"; exit 1; }
 grep '^| configs/quickstart/' "$work/table.md" >"$work/rows-here"
 mkdir "$work/empty"
-CMLBED=$cmlbed PYTHON=$python scripts/prediction-accuracy.sh --quick --results "$work/empty" --doc "$work/table2.md" \
+CMLBED=$cmlbed PYTHON=$python scripts/studies/prediction-accuracy.sh --quick --results "$work/empty" --doc "$work/table2.md" \
   --configs "configs/quickstart/fl.ini configs/quickstart/pipar.ini" --table-only --archive "$work/kept" \
   >"$work/kept2.log" 2>&1 || { cat "$work/kept2.log"; echo "FAIL: the table from the archive alone"; exit 1; }
 diff "$work/rows-here" <(grep '^| configs/quickstart/' "$work/table2.md") ||
   { echo "FAIL: the table from the kept digests differs"; exit 1; }
-drift=$("$python" scripts/prediction_accuracy.py --drift "$work/quickstart_pipar.profile.json" "$work/quickstart_pipar.profile.json")
+drift=$("$python" scripts/studies/prediction_accuracy.py --drift "$work/quickstart_pipar.profile.json" "$work/quickstart_pipar.profile.json")
 [[ $drift == 0.0 ]] || { echo "FAIL: a profile against itself drifts ${drift}%"; exit 1; }
 exit $status

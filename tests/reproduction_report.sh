@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/reproduction.sh --quick on tiny settings (VGG-5, one uplink rate, 2 devices,
+# scripts/studies/reproduction.sh --quick on tiny settings (VGG-5, one uplink rate, 2 devices,
 # one round of 2 mini-batches): the profile, the simulated and the measured cell (fl, sfl,
 # pipar and sfl at pipar's split; 2 seeds each, --quick's --repeats 2, run seed by seed),
 # the round-length curve (lengths 1 and 2 simulated, 1 also measured), the heterogeneous
@@ -24,7 +24,7 @@ fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 cd "$source_dir" || exit 1
 export CMLBED=$cmlbed PYTHON=$python NICE=""
 args=(--quick --results "$work/results" --doc "$work/doc/reproduction.md" --images "$work/doc/images")
-bash scripts/reproduction.sh "${args[@]}" >"$work/out" 2>&1 || { cat "$work/out"; fail "reproduction.sh --quick failed"; }
+bash scripts/studies/reproduction.sh "${args[@]}" >"$work/out" 2>&1 || { cat "$work/out"; fail "reproduction.sh --quick failed"; }
 doc=$work/doc/reproduction.md
 [[ -s $doc ]] || { cat "$work/out"; fail "no report written"; echo "reproduction_report: $failures failure(s)"; exit 1; }
 for section in "# Reproduction report" "## Summary" "## 0. How to read the numbers" "## 1. PiPar grid" \
@@ -75,7 +75,7 @@ grep -qE "^\| vgg5 \| 100 mbit \| 2 \| simulated \|" <<<"$curve" || fail "no sim
 [[ -n $unfaithful ]] ||
   grep -qE "PiPar grid, measured, split >= 1: (largest speedup of the round time vs FL \*\*|no speedup of the round time vs FL whose interval lies above 1)" "$doc" ||
   fail "no headline speedup (or its absence) in the summary"
-grep -q "Pending: DP on the main job (\`scripts/reproduction.sh --only dp,report\`)" "$doc" || fail "the DP part is not marked pending"
+grep -q "Pending: DP on the main job (\`scripts/studies/reproduction.sh --only dp,report\`)" "$doc" || fail "the DP part is not marked pending"
 grep -q "Pending: accuracy" "$doc" || fail "the accuracy part is not marked pending"
 grep -q "34.6x" "$doc" && grep -q "91.63%" "$doc" || fail "the papers' figures are missing"
 grep -q "^| adasplit | adam [^|]* | $repeats | [0-9.]*% ± [0-9.]*%[^|]* | [0-9.]*% | [^|]* | 0\.[0-9]* ± [0-9.]* | .* | 91\.63% | 3\.63 | \[[0-9-]*\] |" "$doc" ||
@@ -156,7 +156,7 @@ for image in grid rounds measured-vs-simulated round-length; do
 done
 # Everything is done: a second pass runs nothing new.
 before=$(find "$work/results" -name '*.run.json' | wc -l)
-bash scripts/reproduction.sh --quick --only profiles,simulate,measured,adasplit,report --results "$work/results" \
+bash scripts/studies/reproduction.sh --quick --only profiles,simulate,measured,adasplit,report --results "$work/results" \
   --doc "$work/doc/reproduction.md" --images "$work/doc/images" >"$work/out2" 2>&1 ||
   { cat "$work/out2"; fail "second pass failed"; }
 grep -q "^measured:\|^simulate:\|^profile:\|^adasplit:" "$work/out2" && fail "the second pass ran again: $(head -3 "$work/out2")"
@@ -169,7 +169,7 @@ cp "$doc" "$work/doc-before.md"
 find "$work/results" -path "$work/results/kept" -prune -o \( -name '*.h5' -o -name '*.h5.run.json' -o -name '*.plan.txt' \) -print0 |
   xargs -0 rm -f
 rm -f "$work/results/profiles"/*
-bash scripts/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
+bash scripts/studies/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
   --images "$work/doc/images" >"$work/out3" 2>&1 || { cat "$work/out3"; fail "--report-only from the kept digests failed"; }
 body() { sed -n '/^## Summary/,/^## Provenance/p' "$1"; }
 diff <(body "$work/doc-before.md") <(body "$doc") >"$work/diff" || { head -20 "$work/diff"; fail "the report from the kept digests differs"; }
@@ -183,7 +183,7 @@ grep -q '"sitting": 1' "$work/results/kept/measured/vgg5-100mbit-fl.seed1.h5.run
 for f in "$work"/results/kept/measured/vgg5-100mbit-*.seed2.h5.run.json; do
   sed -i 's/"sitting": 1/"sitting": 2/' "$f"
 done
-bash scripts/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
+bash scripts/studies/reproduction.sh --quick --report-only --results "$work/results" --doc "$doc" \
   --images "$work/doc/images" >"$work/out5" 2>&1 || { cat "$work/out5"; fail "--report-only with two sittings failed"; }
 sittings=$(sed -n '/^### Noise across sittings/,/^### /p' "$doc")
 for method in fl sfl pipar; do
@@ -192,7 +192,7 @@ for method in fl sfl pipar; do
 done
 grep -qE "^- A second sitting: largest difference of a cell's round time [+-][0-9.]+% \(vgg5, uplink 100 mbit, measured, (fl|sfl|pipar)\)" "$doc" ||
   fail "the summary does not give the sittings' largest difference"
-SITTING=two bash scripts/reproduction.sh --quick --report-only --results "$work/results" >"$work/err" 2>&1
+SITTING=two bash scripts/studies/reproduction.sh --quick --report-only --results "$work/results" >"$work/err" 2>&1
 status=$?
 ((status == 2)) && grep -q "SITTING must be a positive integer" "$work/err" || fail "SITTING=two: status $status"
 # Runs made before seeds (one NAME.h5, as docs/reproduction-data/ holds them): the report
@@ -215,22 +215,22 @@ mkdir -p "$work/old-results"
 "$python" scripts/reproduction_report.py --results "$work/old-results" --archive "$work/old" --doc "$work/old.md" \
   --images "$work/old-images" --networks vgg5 --rates 100 --repeats 3 >"$work/out4" 2>&1 ||
   { cat "$work/out4"; fail "the report on runs made before seeds failed"; }
-grep -q "warning: the runs of 1 groups predate seeds .*Regenerate them with: scripts/reproduction.sh --full --repeats 3" "$work/out4" ||
+grep -q "warning: the runs of 1 groups predate seeds .*Regenerate them with: scripts/studies/reproduction.sh --full --repeats 3" "$work/out4" ||
   { cat "$work/out4"; fail "no warning about runs made before seeds"; }
 grep -q "^| vgg5 | 100 mbit | measured, n = 1 (made before seeds) |" "$work/old.md" || fail "the pre-seed cell is not marked"
 grep -qE "^\| PiPar \| training faster than FL \| - \| \*\*not testable here\*\* \| .* \| (all 1 qualifying measured cells \(split >= 1, m >= 2\) have n = 1|no measured cell in which PiPar pipelines)" "$work/old.md" ||
   fail "a pre-seed cell's claim is not 'not testable here'"
 # Bad arguments: exit status 2 and a message.
-bash scripts/reproduction.sh --only nothing >"$work/err" 2>&1
+bash scripts/studies/reproduction.sh --only nothing >"$work/err" 2>&1
 status=$?
 ((status == 2)) && grep -q "unknown part 'nothing'" "$work/err" || { cat "$work/err"; fail "--only nothing: status $status"; }
-bash scripts/reproduction.sh --job "what ever" --results "$work/results" >"$work/err" 2>&1
+bash scripts/studies/reproduction.sh --job "what ever" --results "$work/results" >"$work/err" 2>&1
 status=$?
 ((status == 2)) && grep -q "expected 'measured NET RATE'" "$work/err" || { cat "$work/err"; fail "--job: status $status"; }
-bash scripts/reproduction.sh --job "adasplit nothing" --results "$work/results" >"$work/err" 2>&1
+bash scripts/studies/reproduction.sh --job "adasplit nothing" --results "$work/results" >"$work/err" 2>&1
 status=$?
 ((status == 2)) && grep -q "no such AdaSplit-comparison run" "$work/err" || { cat "$work/err"; fail "--job 'adasplit nothing': status $status"; }
-[[ $(bash scripts/reproduction.sh --list-jobs | wc -l) -eq 74 ]] ||
+[[ $(bash scripts/studies/reproduction.sh --list-jobs | wc -l) -eq 74 ]] ||
   fail "--list-jobs: expected 74 jobs (23 cells + 8 points of the round-length curve + 4 accuracy groups + 2 heterogeneity experiments + 37 AdaSplit-comparison runs: 8 methods, 5 kappas, 6 eta x orchestrator, 18 of the learning-rate sweep)"
 ((failures == 0)) && echo "reproduction_report: ok"
 exit $((failures > 0))

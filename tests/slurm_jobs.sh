@@ -165,7 +165,7 @@ check '[[ -n $last_end && ! $report_start < $last_end ]]' \
 ada_dir=$work/adasplit
 check 'h5check "$ada_dir/sfl.h5" sfl 2 6 "partition = shards" "scope = per-device"' \
   "adasplit array: sfl.h5 from configs/adasplit/sfl.ini, 6 ranks, overrides applied"
-if refusal=$(bash "$source_dir/scripts/method-refusal.sh" "$cmlbed" adasplit mpirun); then
+if refusal=$(bash "$source_dir/scripts/dev/method-refusal.sh" "$cmlbed" adasplit mpirun); then
   check 'grep -rqF "adasplit skipped: this cmlbed refuses the method" "$work/logs" && [[ ! -e $ada_dir/adasplit.h5 ]]' \
     "adasplit array: the adasplit element says it is skipped (method not built) and writes nothing"
 else

@@ -1,7 +1,7 @@
 // model.name = torchscript: modules written here with LibTorch's own TorchScript
 // compiler (no Python needed), split between their children, trained through the
 // parts, and refused with one line each; and the zoo's networks exported by
-// scripts/export-model.py computing exactly what the zoo's do (needs python3-torch).
+// scripts/tools/export-model.py computing exactly what the zoo's do (needs python3-torch).
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
@@ -188,7 +188,7 @@ TEST_F(ScriptedModel, RefusesAChildThatCannotTakeTheInput) {
   expect_refusal(options(path("conv.pt"), 8), {"conv.pt", "layer conv cannot take an input of 1x2x2 per sample"});
 }
 
-// scripts/export-model.py's zoo networks: the same layers, counts and initial weights as
+// scripts/tools/export-model.py's zoo networks: the same layers, counts and initial weights as
 // the zoo's for the same seed, and the same outputs in training and evaluation.
 bool python_has_torch() { return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0; }
 
@@ -199,7 +199,7 @@ TEST_F(ScriptedModel, ZooExportsComputeWhatTheZooComputes) {
   for (const std::string name : {"vgg5", "lenet"}) {
     SCOPED_TRACE(name);
     const std::string file = path(name + ".pt");
-    const std::string command = "/usr/bin/python3 " + std::string(source) + "/scripts/export-model.py --zoo " + name +
+    const std::string command = "/usr/bin/python3 " + std::string(source) + "/scripts/tools/export-model.py --zoo " + name +
                                 " --input 1x28x28 --classes 10 --seed 7 " + file + " >/dev/null";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
     const ModelOptions zoo{name, ImageShape{1, 28, 28}, 10, ""};

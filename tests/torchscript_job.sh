@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# model.name = torchscript end to end, on modules written by scripts/export-model.py
+# model.name = torchscript end to end, on modules written by scripts/tools/export-model.py
 # (Debian's python3-torch): a hand-written nn.Sequential that matches no zoo network runs
 # the quickstart's pipar job and every method, per-device splits, `auto`, the simulator,
 # `cmlbed profile`, privacy and --resume; the zoo's VGG-5 and LeNet exported train to
@@ -54,11 +54,11 @@ def flatten_between():
 def three_classes():
     return nn.Sequential(nn.Flatten(), nn.Linear(784, 3))
 PY
-export_model() { (cd "$work" && "$python" "$source_dir/scripts/export-model.py" "$@" >/dev/null) || fail "export-model.py $*"; }
+export_model() { (cd "$work" && "$python" "$source_dir/scripts/tools/export-model.py" "$@" >/dev/null) || fail "export-model.py $*"; }
 export_model --module mine:small_cnn --input 1x28x28 mine.pt
 export_model --module mine:with_softplus softplus.pt
 # export-model.py refuses it; torch.jit.save writes it, for cmlbed to refuse.
-(cd "$work" && "$python" "$source_dir/scripts/export-model.py" --module mine:flatten_between between.pt \
+(cd "$work" && "$python" "$source_dir/scripts/tools/export-model.py" --module mine:flatten_between between.pt \
   >export-between.out 2>&1) && fail "export-model.py wrote a module that computes outside its children"
 grep -q "forward computes aten::flatten outside its children" "$work/export-between.out" ||
   { cat "$work/export-between.out"; fail "export-model.py did not say why it refused flatten_between"; }

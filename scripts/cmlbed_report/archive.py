@@ -39,7 +39,7 @@ def _succeeded(provenance):
 
 
 def write_provenance(paths, record):
-    """Writes FILE.run.json, what refresh() and Entry read (the fields scripts/reproduction.sh
+    """Writes FILE.run.json, what refresh() and Entry read (the fields scripts/studies/reproduction.sh
     writes: command, started, seconds, status, host, load_after, cores, cmlbed), for each
     results file of one command; each seed of a `cmlbed run --repeats` run (FILE.seedS.h5)
     also gets its "seed" and "repeats" (how many files the command wrote)."""

@@ -31,7 +31,13 @@ def _parser():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    _add_summary(sub)
+    _add_pictures(sub)
+    _add_c3(sub)
+    return parser
 
+
+def _add_summary(sub):
     summary = sub.add_parser(
         "summary", help="tables per run and across runs, with speedups against a baseline",
         description="Per-round table of each run, then one row per run: method, model, "
@@ -77,6 +83,9 @@ def _parser():
                               "the timeline's wait events; the rest is 'other' (in the "
                               "Markdown too)")
 
+
+def _add_pictures(sub):
+    """timeline, perfetto, idle, accuracy and stages: one run or several, drawn."""
     timeline = sub.add_parser(
         "timeline", help="Gantt chart PNG of one or more runs on one time scale",
         description="One row per rank and lane (compute, uplink, downlink), server on "
@@ -120,6 +129,8 @@ def _parser():
                     "it predicts).")
     stages.add_argument("files", nargs="+", metavar="FILE", help="one or two results files")
 
+
+def _add_c3(sub):
     c3 = sub.add_parser(
         "c3", help="accuracy under a bandwidth and a client-compute budget (AdaSplit's "
                    "accounting), a table and a picture across methods",
@@ -148,7 +159,6 @@ def _parser():
                     help="also draw accuracy against GB and against client TFLOPs, one "
                          "point per run")
     c3.add_argument("--title", help="a title above the picture")
-    return parser
 
 
 def _round_number(text):
@@ -248,7 +258,7 @@ def run_c3(args):
 
 
 def run(args):
-    from . import idle_causes, plots, summary, timeline, perfetto
+    from . import idle_causes, plots, summary, tables, timeline, perfetto
     from .results import load_runs
 
     if args.command == "c3":
@@ -268,16 +278,16 @@ def run(args):
         for path in (args.csv, args.rounds_csv, args.markdown):
             if path:
                 _check_output(path)
-        sys.stdout.write(summary.report_text(runs, rows, per_round=not args.brief,
+        sys.stdout.write(tables.report_text(runs, rows, per_round=not args.brief,
                                              from_round=args.from_round))
         if args.idle_causes:
             sys.stdout.write("\n" + idle_causes.report_text(runs))
         if args.csv:
-            _write(args.csv, summary.csv_text(rows, summary.GROUP_CSV_COLUMNS))
+            _write(args.csv, tables.csv_text(rows, tables.GROUP_CSV_COLUMNS))
         if args.rounds_csv:
-            _write(args.rounds_csv, summary.rounds_csv(runs))
+            _write(args.rounds_csv, tables.rounds_csv(runs))
         if args.markdown:
-            text = summary.report_markdown(runs, rows, args.from_round)
+            text = tables.report_markdown(runs, rows, args.from_round)
             if args.idle_causes:
                 text += idle_causes.report_markdown(runs)
             _write(args.markdown, text)

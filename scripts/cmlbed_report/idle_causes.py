@@ -198,7 +198,7 @@ COLUMNS = [
 
 
 def report_markdown(runs):
-    from .summary import markdown_table
+    from .tables import markdown_table
     text = ("\n## Idle causes\n\nEach rank's idle time (percent of the rounds' wall time) "
             "under its wait events, by the message waited for and the rank it came from; "
             "'other' is idle time under no wait event.\n\n")

@@ -7,7 +7,8 @@ import numpy as np
 from . import stats
 from .errors import ReportError
 from .plotting import pyplot, save
-from .summary import compare_groups, group_runs, ratio_text, raw_data_uploaded
+from .summary import compare_groups, group_runs, raw_data_uploaded
+from .tables import ratio_text
 
 
 def group_labels(groups):

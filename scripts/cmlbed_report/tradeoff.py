@@ -6,7 +6,8 @@ compares SL, SplitFed, FL and itself."""
 import math
 
 from .plotting import pyplot, save
-from .summary import markdown_table, run_numbers
+from .summary import run_numbers
+from .tables import markdown_table
 
 COLUMNS = [
     ("label", "method", "%s"), ("final_accuracy", "accuracy", "%.4f"),

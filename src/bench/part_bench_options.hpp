@@ -24,7 +24,7 @@ struct PartBenchOptions {
   std::int64_t batch = 32;
   int threads = 1;
   int repeats = 50;
-  // Untimed runs first, as scripts/bench-step-pytorch.py does (5): the first steps grow
+  // Untimed runs first, as scripts/bench/bench-step-pytorch.py does (5): the first steps grow
   // the allocator, create the optimizer's momentum buffers and pick kernels.
   int warmup = 5;
 };

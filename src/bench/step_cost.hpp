@@ -1,7 +1,7 @@
 #pragma once
 // The cost of one server-side training step (forward, loss, backward, optimizer step)
 // of a zoo model's server part, in LibTorch, for comparison with the same network in
-// PyTorch (scripts/bench-step-pytorch.py).
+// PyTorch (scripts/bench/bench-step-pytorch.py).
 #include <map>
 #include <string>
 

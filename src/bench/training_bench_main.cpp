@@ -1,5 +1,5 @@
 // cmlbed-bench-training: figures for the training methods, from results files that
-// scripts/bench-training.sh produces.
+// scripts/bench/bench-training.sh produces.
 //   cmlbed-bench-training pipeline PIPAR.h5 [--warmup ROUNDS] [--json FILE]
 //   cmlbed-bench-training overhead --on A.h5 B.h5 ... --off C.h5 D.h5 ... [--json FILE]
 //   cmlbed-bench-training step --model vgg5 --input 1x28x28 --split 4 --batch 32 [--threads 1]

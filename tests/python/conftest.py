@@ -12,6 +12,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPORT = os.path.join(ROOT, "scripts", "cmlbed-report")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "studies"))
 
 # LeNet on synthetic data, 1 server + 2 devices, 2 rounds of 4 mini-batches: a few
 # seconds per run, with real transfers over a shaped uplink.

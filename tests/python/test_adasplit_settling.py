@@ -1,4 +1,4 @@
-"""scripts/adasplit_settling.py (the AdaSplit comparison run until accuracy settles): the
+"""scripts/studies/adasplit_settling.py (the AdaSplit comparison run until accuracy settles): the
 last-round, last-10 and round-10 accuracies, the movement over the last 5 rounds and the
 settled verdict, on synthetic results files whose curves are known."""
 

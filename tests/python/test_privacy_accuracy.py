@@ -1,4 +1,4 @@
-"""scripts/privacy_accuracy.py (the page of scripts/privacy-accuracy.sh): Welch's interval
+"""scripts/studies/privacy_accuracy.py (the page of scripts/studies/privacy-accuracy.sh): Welch's interval
 on a hand-worked example, the epsilon formula against the C++ test's figure and the
 replace-one rule, the study's three decisions on hand-made numbers (the clip, the smallest
 epsilon within 5 points or "none up to epsilon = 10", settled or not), and the page on
@@ -134,7 +134,7 @@ def _write_cell(runs, name, curves, clip=None, sigma=None, binary="abc123"):
         paths.append(path)
     write_provenance(paths, {"command": ["cmlbed", "run"], "started": "2026-12-07T12:00:00Z",
                              "seconds": 60.0, "status": 0, "cmlbed": "cmlbed test (git %s)" % binary,
-                             "study": "bash scripts/privacy-accuracy.sh --test"})
+                             "study": "bash scripts/studies/privacy-accuracy.sh --test"})
 
 
 def _flat(level, rounds=6):

@@ -12,7 +12,7 @@ import pytest
 
 import synthetic
 from synthetic import event
-from cmlbed_report import idle_causes, perfetto, summary, timeline
+from cmlbed_report import idle_causes, perfetto, summary, tables, timeline
 from cmlbed_report.results import Run, load_runs
 
 S = 10**9  # nanoseconds per second
@@ -134,7 +134,7 @@ def test_an_older_file_without_the_new_columns_shows_dashes(tmp_path, cli):
     for key in ("server_tflops", "device_tflops", "messages_up", "messages_down"):
         assert math.isnan(numbers[key]), key
     assert numbers["mb_up"] == pytest.approx(2.0)
-    text = summary.text_table([numbers], [c for c in summary.RUN_COLUMNS
+    text = tables.text_table([numbers], [c for c in tables.RUN_COLUMNS
                                           if c[0] in ("server_tflops", "messages_up")])
     assert text.splitlines()[1].split() == ["-", "-"]
     csv_path = tmp_path / "old.csv"

@@ -334,7 +334,7 @@ def test_runs_made_before_seeds_warn_or_fail(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "warning: the runs of 1 groups predate seeds" in done.stderr
-    assert "scripts/reproduction.sh --full --repeats 3" in done.stderr
+    assert "scripts/studies/reproduction.sh --full --repeats 3" in done.stderr
     assert "measured, n = 1 (made before seeds)" in (tmp_path / "r.md").read_text()
     done = subprocess.run(command + ["--strict-seeds", "--doc", str(tmp_path / "s.md")],
                           capture_output=True, text=True, timeout=300)

@@ -21,7 +21,7 @@ std::optional<std::int64_t> process_start_ns();
 // Resident memory in bytes, -1 where it cannot be read: VmRSS now and VmHWM (the peak
 // so far) from /proc/self/status, which count every page the process has resident,
 // shared library pages included (compare ranks with an idle rank's figures,
-// scripts/bench-startup.sh); and Pss from /proc/self/smaps_rollup, which divides each
+// scripts/bench/bench-startup.sh); and Pss from /proc/self/smaps_rollup, which divides each
 // shared page among the processes that map it, so that the ranks' Pss add up to the
 // memory the run takes from the machine.
 struct MemoryUse {
