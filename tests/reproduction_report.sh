@@ -212,7 +212,7 @@ PY
   cp "$work/results/kept/measured/vgg5-100mbit-$method.seed1.h5.run.json" "$work/old/measured/vgg5-100mbit-$method.h5.run.json"
 done
 mkdir -p "$work/old-results"
-"$python" scripts/reproduction_report.py --results "$work/old-results" --archive "$work/old" --doc "$work/old.md" \
+"$python" scripts/studies/reproduction_report.py --results "$work/old-results" --archive "$work/old" --doc "$work/old.md" \
   --images "$work/old-images" --networks vgg5 --rates 100 --repeats 3 >"$work/out4" 2>&1 ||
   { cat "$work/out4"; fail "the report on runs made before seeds failed"; }
 grep -q "warning: the runs of 1 groups predate seeds .*Regenerate them with: scripts/studies/reproduction.sh --full --repeats 3" "$work/out4" ||

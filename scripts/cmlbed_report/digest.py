@@ -2,7 +2,7 @@
 run (its root attributes, /rounds, /summary, the re-planner's checks), small enough to
 keep in git (a few KB a run, against MBs for the .h5 with its timeline), so that a
 report can be rewritten after the results folder is gone and new runs can be added to
-it without running the old ones again (scripts/reproduction_report.py, --archive).
+it without running the old ones again (scripts/studies/reproduction_report.py, --archive).
 
 A digest loads as a Run whose every figure but the timeline is the file's own:
 run_numbers() and compare() give the same numbers on both (tests/python/test_digest.py)."""

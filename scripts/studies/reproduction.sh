@@ -40,7 +40,7 @@
 #              eta x orchestrator sweeps, the baselines' learning-rate sweep; its
 #              ADASPLIT_METHODS, KAPPAS, ETAS, ORCHESTRATORS, LR_BASELINES, LR_SETTINGS
 #              apply), about 100 minutes a seed here, into adasplit/NAME.seedS.h5
-#   report     scripts/reproduction_report.py: docs/reproduction.md and the pictures; it
+#   report     scripts/studies/reproduction_report.py: docs/reproduction.md and the pictures; it
 #              first keeps a digest of every run that succeeded (every table of its results
 #              file but the timeline, a few KB) and copies of the profiles and plans in
 #              docs/reproduction-data/, which git keeps, and reads a run from there when its
@@ -577,7 +577,7 @@ run_report() {
   $quick && mode_text=quick
   $full && mode_text=full
   mkdir -p "$(dirname "$doc")" "$images"
-  "$python" scripts/reproduction_report.py --results "$results" --doc "$doc" --images "$images" \
+  "$python" scripts/studies/reproduction_report.py --results "$results" --doc "$doc" --images "$images" \
     --mode "$mode_text" --grid-config "$grid_config" --accuracy-config "$accuracy_config" \
     --networks "${networks[*]}" --rates "${rates[*]}" --measured "${measured_cells[*]}" \
     --accuracy-networks "${accuracy_networks[*]}" --accuracy-datasets "${accuracy_datasets[*]}" \

@@ -1,4 +1,4 @@
-"""The reproduction report's "What we conclude" (scripts/reproduction_report.py): each
+"""The reproduction report's "What we conclude" (scripts/studies/reproduction_report.py): each
 claim's verdict computed from intervals (conclusions() and its rules), and the report
 written from synthetic seed files (tests/python/synthetic.py) with the verdicts, n, ±
 and the rounds-2.. window in place. No cmlbed run."""
@@ -12,7 +12,7 @@ import pytest
 import synthetic
 from cmlbed_report import stats
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "studies"))
 import reproduction_report as rr  # noqa: E402
 
 S = 10**9
@@ -285,7 +285,7 @@ def test_the_report_from_synthetic_seed_files(tmp_path):
         seed_file(ada, "adasplit", "adasplit", seed, [1.0, 1.0], [0.5, 0.5], accuracy=0.9, gb=0.3e6,
                   sections={"adasplit": {"local_fraction": "0.6", "selected": "3"}})
     doc = tmp_path / "doc" / "reproduction.md"
-    command = [sys.executable, os.path.join(ROOT, "scripts", "reproduction_report.py"),
+    command = [sys.executable, os.path.join(ROOT, "scripts", "studies", "reproduction_report.py"),
                "--results", str(results), "--doc", str(doc), "--images", str(tmp_path / "images"),
                "--archive", str(tmp_path / "kept"), "--networks", "lenet", "--rates", "10",
                "--adasplit-methods", "sfl adasplit", "--repeats", "3"]
@@ -327,7 +327,7 @@ def test_runs_made_before_seeds_warn_or_fail(tmp_path):
         path = seed_file(str(results), "lenet-10mbit-" + method, method, 1, [4.0, 4.0], [1.0, 1.0])
         os.rename(path, str(results / ("lenet-10mbit-%s.h5" % method)))
         os.rename(path + ".run.json", str(results / ("lenet-10mbit-%s.h5.run.json" % method)))
-    command = [sys.executable, os.path.join(ROOT, "scripts", "reproduction_report.py"),
+    command = [sys.executable, os.path.join(ROOT, "scripts", "studies", "reproduction_report.py"),
                "--results", str(tmp_path / "results"), "--doc", str(tmp_path / "r.md"),
                "--images", str(tmp_path / "images"), "--archive", "none", "--networks", "lenet",
                "--rates", "10"]

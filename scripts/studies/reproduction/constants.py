@@ -5,8 +5,8 @@ import os
 
 from cmlbed_report import stats
 
-# The repository: this file is scripts/reproduction/constants.py.
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+# The repository: this file is scripts/studies/reproduction/constants.py.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 METHODS = ("fl", "sfl", "pipar")
 # The papers' own figures, quoted (not measured here) with their source.
 PIPAR_PAPER = {"speedup": 34.6, "idle_reduction": 64.1,
@@ -15,7 +15,7 @@ PIPAR_PAPER = {"speedup": 34.6, "idle_reduction": 64.1,
 ADASPLIT_PAPER = [  # method, accuracy %, GB; CIFAR-10 class-wise, 5 clients, LeNet
     ("adasplit", 91.63, 3.63), ("sfl", 65.76, 29.51), ("sl", 70.93, 25.98)]
 ADASPLIT_PAPER_BYTES_RATIO = 29.51 / 3.63  # SplitFed's GB / AdaSplit's: 8.13x
-# scripts/adasplit-comparison.sh's budgets (10 GB, 5 TFLOP): they do not change the
+# scripts/studies/adasplit-comparison.sh's budgets (10 GB, 5 TFLOP): they do not change the
 # figures tabled here (final accuracy, totals), only c3's within-budget columns.
 ADASPLIT_BUDGETS = (10e9, 5e12)
 ADASPLIT_PAPER_SOURCE = ("AdaSplit (Chopra et al., arXiv 2112.01637), CIFAR-10 class-wise "

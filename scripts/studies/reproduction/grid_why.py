@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from cmlbed_report import stats
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .text import rate_text
 from .verdicts import supported

@@ -16,14 +16,14 @@ ROUNDS_STEM = re.compile(r"^(.+)-(\d+(?:\.\d+)?)mbit-b(\d+)-(fl|sfl|pipar)(-p1|-
 # with one micro-batch).
 SFL_AT_PIPAR = "sfl-atp"
 DP_STEM = re.compile(r"^main-(fl|sfl|pipar)-dp(on|off)(?:-r\d+)?$")
-# The heterogeneity part's runs (scripts/heterogeneity-comparison.sh --list), and which
+# The heterogeneity part's runs (scripts/studies/heterogeneity-comparison.sh --list), and which
 # PiPar run stands for the paper's PiPar in the claims: the one planned per device.
 HETEROGENEITY_RUNS = {"fl": "FL", "sfl": "SFL", "pipar-hand": "PiPar, one hand choice (split 4, m 4)",
                       "pipar-auto": "PiPar, planned per device",
                       "pipar-replan": "PiPar, re-planned after a link changes"}
 HETEROGENEITY_STEM = re.compile(r"^(.+)-(%s)$" % "|".join(HETEROGENEITY_RUNS))
 HETEROGENEITY_CLAIMED = "pipar-auto"
-# The baselines' learning-rate sweep (scripts/adasplit-comparison.sh's lr group).
+# The baselines' learning-rate sweep (scripts/studies/adasplit-comparison.sh's lr group).
 LR_STEM = re.compile(r"^lr-(.+)-(sgd|adam)-([0-9.]+(?:e-?[0-9]+)?)$")
 HETEROGENEITY_CONDITIONS = {"heterogeneous": "heterogeneous devices",
                             "changing-bandwidth": "changing bandwidth"}

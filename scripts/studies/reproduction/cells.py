@@ -6,7 +6,8 @@ import os
 import numpy as np
 
 from cmlbed_report import emulation
-from cmlbed_report.summary import compare_groups, ratio_text
+from cmlbed_report.summary import compare_groups
+from cmlbed_report.tables import ratio_text
 
 from .band import band_interval
 from .constants import HELD_OUT_TABLES, METHODS, ROOT

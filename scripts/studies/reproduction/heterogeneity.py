@@ -1,7 +1,8 @@
 """Heterogeneous devices and changing bandwidth: the heterogeneity part's experiments."""
 
 from cmlbed_report import emulation
-from cmlbed_report.summary import Group, compare_groups, group_runs, ratio_text
+from cmlbed_report.summary import Group, compare_groups, group_runs
+from cmlbed_report.tables import ratio_text
 
 from .learning import trivial_rate
 from .runsets import (HETEROGENEITY_CLAIMED, HETEROGENEITY_CONDITIONS, HETEROGENEITY_RUNS,
@@ -17,9 +18,9 @@ class Heterogeneity:
         self.add("### Heterogeneous devices and changing bandwidth\n\n")
         experiments = sorted({e for e, _ in sets})
         if not experiments:
-            self.add("Not run yet: `scripts/reproduction.sh --only heterogeneity,report`.\n\n")
+            self.add("Not run yet: `scripts/studies/reproduction.sh --only heterogeneity,report`.\n\n")
             self.pending.append("heterogeneous devices and changing bandwidth "
-                                "(`scripts/reproduction.sh --only heterogeneity,report`)")
+                                "(`scripts/studies/reproduction.sh --only heterogeneity,report`)")
             return
         self.add(
             "PiPar's paper says its gains hold with heterogeneous devices and changing "
@@ -30,7 +31,7 @@ class Heterogeneity:
             "partly recover mid-run (configs/traces/). Each runs FL, SFL, PiPar with one hand "
             "choice for every device, PiPar planned per device before round 1, and, where "
             "links follow traces, PiPar planned again after a round in which a link changed "
-            "(`scripts/heterogeneity-comparison.sh --list`), seed by seed across the runs. "
+            "(`scripts/studies/heterogeneity-comparison.sh --list`), seed by seed across the runs. "
             "Mean and 95%% interval over the seeds (rounds %d..), ratios with Fieller's "
             "interval; a run whose emulation did not hold is marked, and its experiment's "
             "figures stay out of the conclusions. The claims rest on PiPar planned per "

@@ -3,7 +3,7 @@
 import numpy as np
 
 from cmlbed_report import stats
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .constants import METHODS
 from .learning import SETTLED_RANGE, failed_to_learn, settled_text, trivial_rate
@@ -22,7 +22,7 @@ class Accuracy:
             "(synthetic = CIFAR-shaped 3x32x32). DP on: `%s` for sfl and pipar, `%s` for "
             "fl. That is far less noise than in section 2: there every method stays near "
             "chance; here the noise's norm is 0.3x to 2x the signal's, by method and network "
-            "(worked out in scripts/reproduction.sh), and the epsilon the runs record is too "
+            "(worked out in scripts/studies/reproduction.sh), and the epsilon the runs record is too "
             "large to protect anything. It shows whether the methods still agree when noise "
             "enters their training, not a useful privacy level. Final accuracy = the last "
             "round's, mean ± 95%% interval over the seeds; PiPar / FL and SFL / FL are "
@@ -52,17 +52,17 @@ class Accuracy:
                 groups_drawn.append((dataset, net, drawn))
         if not rows:
             self.add("**Not run yet.** These runs take about %s a seed on a 2-core machine; they "
-                     "are not part of the default run. Produce them with `scripts/reproduction.sh "
+                     "are not part of the default run. Produce them with `scripts/studies/reproduction.sh "
                      "--only accuracy,report` (or `--full`), or on a cluster with "
                      "`jobs/submit-reproduction.sh` (one array element per dataset and "
-                     "network), then `scripts/reproduction.sh --report-only`.\n\n" % "an hour")
-            self.pending.append("accuracy (`scripts/reproduction.sh --only accuracy,report`)")
+                     "network), then `scripts/studies/reproduction.sh --report-only`.\n\n" % "an hour")
+            self.pending.append("accuracy (`scripts/studies/reproduction.sh --only accuracy,report`)")
             return
         if missing_groups:
-            text = ", ".join("%s x %s (%d of 6 runs missing: `scripts/reproduction.sh --job "
+            text = ", ".join("%s x %s (%d of 6 runs missing: `scripts/studies/reproduction.sh --job "
                              "'accuracy %s %s'`)" % (d, n, k, d, n) for d, n, k in missing_groups)
             self.add("Not run yet: %s; or all of them with the Slurm array "
-                     "(`jobs/submit-reproduction.sh`), then `scripts/reproduction.sh "
+                     "(`jobs/submit-reproduction.sh`), then `scripts/studies/reproduction.sh "
                      "--report-only`.\n\n" % text)
             self.pending.append("accuracy groups %s" % ", ".join(
                 "%s x %s" % (d, n) for d, n, _ in missing_groups))

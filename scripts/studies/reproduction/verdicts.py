@@ -4,7 +4,7 @@ the intervals the report's sections measured; conclusions() gathers them."""
 import math
 
 from cmlbed_report import stats
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .constants import (ACCURACY_MARGIN, ADASPLIT_PAPER, ADASPLIT_PAPER_BYTES_RATIO,
                         BYTES_FACTOR_TOLERANCE, CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE,
@@ -121,7 +121,7 @@ def accuracy_verdicts(items, margin=ACCURACY_MARGIN, failed=()):
         return (NOT_TESTABLE, "-", "no group whose FL baseline learns: %s" % "; ".join(failed))
     if not items:
         return (NOT_TESTABLE, "-", "no accuracy runs of PiPar and FL (DP off) in the data "
-                "(scripts/reproduction.sh --only accuracy,report)")
+                "(scripts/studies/reproduction.sh --only accuracy,report)")
     with_interval = [i for i in items if i[0].verdict in WITH_INTERVAL]
     if len(with_interval) < len(items):
         return (NOT_TESTABLE, "; ".join(_where_text(i) for i in items),
@@ -156,7 +156,7 @@ def condition_verdicts(items, condition, runs_seen, part=None):
                              "of it was a faithful emulation (its table says which)")
     if not items:
         return (NOT_TESTABLE, "-", "none of the %d measured runs behind this report has %s, and "
-                "the heterogeneity part has not run its experiment (scripts/reproduction.sh "
+                "the heterogeneity part has not run its experiment (scripts/studies/reproduction.sh "
                 "--only heterogeneity,report)" % (runs_seen, condition))
     return gain_verdicts(items, "speedup")
 
@@ -166,7 +166,7 @@ def dp_verdicts(dp):
     Ratio}, "off": {...}} or None."""
     if not dp or "on" not in dp:
         return (NOT_TESTABLE, "-", "the DP part has not run "
-                "(scripts/reproduction.sh --only dp,report)")
+                "(scripts/studies/reproduction.sh --only dp,report)")
     on = dp["on"]["speedup"]
     evidence = "speedup vs FL with DP on %s, off %s; server idle reduction on %s" % (
         ratio_text(on), ratio_text(dp["off"]["speedup"]) if "off" in dp else "-",

@@ -1,6 +1,6 @@
 """What we conclude: every claim of both papers with its computed verdict."""
 
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .constants import (ACCURACY_MARGIN, BYTES_FACTOR_TOLERANCE, CONFIRMED, NOT_CONFIRMED,
                         NOT_TESTABLE)
@@ -18,7 +18,7 @@ class Conclusions:
             "**confirmed** (the cited 95%% interval supports it), **not confirmed** (the data "
             "are there and do not support it) or **not testable here** (the data cannot "
             "decide it, with the reason). Every verdict is computed from the figures above "
-            "by scripts/reproduction_report.py (`conclusions()`), none is written by hand. "
+            "by scripts/studies/reproduction_report.py (`conclusions()`), none is written by hand. "
             "PiPar's gains are taken over the measured grid cells in which it pipelines (m >= "
             "2 micro-batches) with at least one layer on the device (split >= 1) and whose "
             "emulation held (section 1), rounds %d.. of each run; at m = 1 PiPar runs SFL's "

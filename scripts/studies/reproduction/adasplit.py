@@ -4,7 +4,8 @@ import numpy as np
 
 from cmlbed_report import stats
 from cmlbed_report.c3 import budget_numbers
-from cmlbed_report.summary import compare_groups, ratio_text
+from cmlbed_report.summary import compare_groups
+from cmlbed_report.tables import ratio_text
 from cmlbed_report.tradeoff import comparison_rows
 
 from .constants import (ADASPLIT_BUDGETS, ADASPLIT_PAPER, ADASPLIT_PAPER_BYTES_RATIO,
@@ -51,10 +52,10 @@ class AdaSplit:
         self.add("## 4. AdaSplit: comparison table, kappa and eta sweeps\n\n")
         methods = self.args.adasplit_methods.split()
         ours = self._adasplit_numbers(methods)
-        command = "`scripts/reproduction.sh --only adasplit,report`"
+        command = "`scripts/studies/reproduction.sh --only adasplit,report`"
         if not ours:
             self.add("Not run yet: %s (or the Slurm array) runs the comparison's runs, "
-                     "`scripts/adasplit-comparison.sh --list`.\n\n" % command)
+                     "`scripts/studies/adasplit-comparison.sh --list`.\n\n" % command)
             self.pending.append("the AdaSplit comparison (%s, about 100 minutes a seed here)" % command)
             return
         self._adasplit_intro(methods, ours, command)
@@ -107,7 +108,7 @@ class AdaSplit:
             "with 2 classes per device, LeNet split after pool1, %d rounds of %s "
             "mini-batches, each method at its optimizer and learning rate (the table; the "
             "baselines' chosen by the sweep at the end of this section), each device scored on its own classes, links %s; "
-            "run by %s, one run per line of `scripts/adasplit-comparison.sh --list`, each "
+            "run by %s, one run per line of `scripts/studies/adasplit-comparison.sh --list`, each "
             "with its seeds. Numbers are `cmlbed-report c3`'s (docs/explanation/c3-accounting.md) per "
             "seed, then mean ± 95%% interval: accuracy of the last evaluated round (per-device "
             "runs: the devices' accuracies weighted by their test samples), bytes over all "

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from cmlbed_report import emulation
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .constants import CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE, ROOT
 from .text import rate_text
@@ -91,7 +91,7 @@ class Page:
                        "`%s` (%d runs)" % kv for kv in sorted(binaries.items())) or "-"))
         head = [
             "# Reproduction report: PiPar and AdaSplit on cmlbed\n\n",
-            "Written by `scripts/reproduction.sh%s --repeats %d` on %s, host %s (%d cores, "
+            "Written by `scripts/studies/reproduction.sh%s --repeats %d` on %s, host %s (%d cores, "
             "load average %s when the report was written), repository at %s, from the results "
             "in `%s/` and, for %d of its %d runs, their digests kept in `%s/`: runs that were "
             "already done are reused, so the runs behind it may come from several invocations "
@@ -183,7 +183,7 @@ class Page:
                 "its learning-rate sweep) with %d seeds per measured run and rewrites "
                 "this page; a run already done (its NAME.seedS.h5 and provenance exist) is not "
                 "run again. On a cluster: `REPEATS=%d jobs/submit-reproduction.sh` (the heavy "
-                "parts as an array, then the report), and `scripts/reproduction.sh --repeats %d` "
+                "parts as an array, then the report), and `scripts/studies/reproduction.sh --repeats %d` "
                 "for the default parts. %s\n" % (
                     self.regenerate_command(), max(3, self.args.repeats), max(3, self.args.repeats),
                     max(3, self.args.repeats), " ".join(notes) or "Every run set here has its seeds.")]

@@ -23,9 +23,9 @@ class AdaSplitSweeps:
         sweep = self._adasplit_numbers(sorted(names))
         self.add("### The baselines' optimizer and learning rate\n\n")
         if not sweep:
-            self.add("Not run yet: `ADASPLIT_GROUPS=lr scripts/reproduction.sh --only adasplit,report`.\n\n")
+            self.add("Not run yet: `ADASPLIT_GROUPS=lr scripts/studies/reproduction.sh --only adasplit,report`.\n\n")
             self.pending.append("the baselines' learning-rate sweep (`ADASPLIT_GROUPS=lr "
-                                "scripts/reproduction.sh --only adasplit,report`)")
+                                "scripts/studies/reproduction.sh --only adasplit,report`)")
             return
         table = []
         for name, o in sweep.items():
@@ -42,7 +42,7 @@ class AdaSplitSweeps:
                           "**yes**" if chosen else "", self.cite.cite(*o["entries"])])
         table.sort(key=lambda r: tuple(number_or_text(c) for c in r[:3]))
         self.add("Each baseline's config (`configs/adasplit/BASELINE.ini`) run with each "
-                 "optimizer and learning rate of `scripts/adasplit-comparison.sh`'s lr group "
+                 "optimizer and learning rate of `scripts/studies/adasplit-comparison.sh`'s lr group "
                  "(SGD with momentum 0.9; Adam with its weight decay 1e-5), over 1 gbit links "
                  "(only the accuracy is compared), as the AdaSplit paper tunes its baselines; "
                  "the comparison above runs each baseline at the setting its config names.\n\n")

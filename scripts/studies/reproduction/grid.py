@@ -86,12 +86,12 @@ class Grid:
         pending = [(n, r) for n in networks for r in rates if (n, r) not in cells]
         if pending:
             self.pending.append(
-                "grid cells without results: %s (measured by `scripts/reproduction.sh --job "
+                "grid cells without results: %s (measured by `scripts/studies/reproduction.sh --job "
                 "'measured NET RATE'`, `--full` or the Slurm array; simulated by `--only "
                 "profiles,simulate` where the network has a profile)" % ", ".join(
                     "%s/%s" % (n, rate_text(r)) for n, r in pending))
         self.add("Cells measured by this report's default run: `%s` (script variable "
-                 "MEASURED); the other cells are measured by `scripts/reproduction.sh "
+                 "MEASURED); the other cells are measured by `scripts/studies/reproduction.sh "
                  "--full` or the Slurm array `jobs/submit-reproduction.sh` "
                  "(`jobs/reproduction.sbatch`, one cell or accuracy group per element), whose "
                  "results this report folds in when they are in `%s` (and keeps in `%s`).\n\n"

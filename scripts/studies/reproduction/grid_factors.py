@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from cmlbed_report import stats
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .band import band_interval
 from .constants import METHODS, PIPAR_PAPER, ROOT
@@ -21,7 +21,7 @@ class GridFactors:
         simulated = [c["simulated"] for c in cells.values()
                      if "measured" not in c and "simulated" in c]
         if not measured and not simulated:
-            self.add("No grid cell has results yet: run `scripts/reproduction.sh`.\n\n")
+            self.add("No grid cell has results yet: run `scripts/studies/reproduction.sh`.\n\n")
             return
         # Faithful (or not yet judged) measured cells with at least one layer on the device.
         trusted = [c for c in self.evidence["grid"] if not c["raw"]]
@@ -93,7 +93,7 @@ class GridFactors:
                         "%d: %s (n = %d)" % (k, ci_text(*stats.mean_ci(later)[:2]), len(later)),
                         ratio_text(ratio), "yes" if inside else "**no**"])
         self.add("### Noise across sittings\n\n")
-        command = "`SITTING=2 FIRST_SEED=%d REPEATS=1 scripts/reproduction.sh --only measured,report`" % (
+        command = "`SITTING=2 FIRST_SEED=%d REPEATS=1 scripts/studies/reproduction.sh --only measured,report`" % (
             self.args.repeats + 1)
         if not rows:
             self.add("Every measured run here comes from one sitting, so the intervals hold that "

@@ -14,7 +14,7 @@ def band_interval(value, band):
 
 
 def read_prediction_table(path):
-    """The summary of one prediction-accuracy page (scripts/prediction-accuracy.sh): a
+    """The summary of one prediction-accuracy page (scripts/studies/prediction-accuracy.sh): a
     dict with median and largest |error| (fractions), rows within / rows, when it was
     generated; None when the page cannot be read or parsed."""
     try:

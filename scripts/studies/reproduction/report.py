@@ -85,7 +85,7 @@ class ReportBase:
                 else os.path.relpath(os.path.abspath(self.results), ROOT))
 
     def regenerate_command(self):
-        return ("scripts/reproduction.sh --full --repeats %d" % max(3, self.args.repeats))
+        return ("scripts/studies/reproduction.sh --full --repeats %d" % max(3, self.args.repeats))
 
 
 class Report(Grid, GridPictures, GridFactors, GridWhy, MeasuredVsSimulated, Rounds, Heterogeneity,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The reproduction report (docs/reproduction.md) from the results that
-scripts/reproduction.sh left in its results folder: the PiPar grid (measured and
+scripts/studies/reproduction.sh left in its results folder: the PiPar grid (measured and
 simulated cells, measured-vs-simulated errors), DP on the main job, accuracy, the
 AdaSplit comparison, and what we conclude about each claim of the two papers. Every
 figure comes from results files of this cmlbed through scripts/cmlbed-report's own
@@ -10,52 +10,26 @@ summary.compare_groups and stats (docs/explanation/statistics.md), over rounds 2
 (--from-round); each run's command, date, machine and load come from the FILE.run.json
 the script wrote beside it.
 
-Run it through scripts/reproduction.sh (which passes the settings it ran with); it needs
+Run it through scripts/studies/reproduction.sh (which passes the settings it ran with); it needs
 h5py, numpy and matplotlib (Debian: python3-h5py python3-numpy python3-matplotlib) and
 runs itself with /usr/bin/python3 when the python3 on PATH lacks them."""
 
 import os
-import subprocess
 import sys
 
-SYSTEM_PYTHON = "/usr/bin/python3"
-REEXEC_MARK = "CMLBED_REPRODUCTION_REEXEC"
-
-
-def _ensure_packages():
-    missing = None
-    for name in ("h5py", "numpy", "matplotlib"):
-        try:
-            __import__(name)
-        except ImportError:
-            missing = name
-            break
-    if missing is None:
-        return
-    if not os.environ.get(REEXEC_MARK) and os.path.exists(SYSTEM_PYTHON):
-        ok = subprocess.run([SYSTEM_PYTHON, "-c", "import h5py, numpy, matplotlib"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-        if ok:
-            os.environ[REEXEC_MARK] = "1"
-            os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON, os.path.abspath(__file__)] + sys.argv[1:])
-    sys.stderr.write(
-        "reproduction_report.py: error: the Python package '%s' is missing in %s.\n"
-        "It needs h5py, numpy and matplotlib. On Debian 12:\n"
-        "  apt-get install python3-h5py python3-numpy python3-matplotlib\n"
-        "(bash scripts/setup.sh installs them); it uses %s when the python3 on PATH lacks "
-        "them.\n" % (missing, sys.executable, SYSTEM_PYTHON))
-    sys.exit(3)
-
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # scripts/: cmlbed_report
+sys.path.insert(0, HERE)                   # the package reproduction/
+from cmlbed_report import packages  # noqa: E402
 
 if __name__ == "__main__":
-    _ensure_packages()
+    packages.ensure("reproduction_report.py", __file__, ["h5py", "numpy", "matplotlib"])
 
 import argparse  # noqa: E402
 import warnings  # noqa: E402
 
 warnings.filterwarnings("ignore", message="All-NaN slice")  # networks without cells
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from cmlbed_report.errors import ReportError  # noqa: E402
 from reproduction.band import band_interval, read_prediction_table, simulator_band  # noqa: E402
 from reproduction.constants import CONFIRMED, NOT_CONFIRMED, NOT_TESTABLE, ROOT  # noqa: E402

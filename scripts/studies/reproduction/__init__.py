@@ -1,5 +1,5 @@
 """The reproduction report of the PiPar and AdaSplit papers, by section
-(scripts/reproduction_report.py is its command line; it writes docs/reproduction.md).
+(scripts/studies/reproduction_report.py is its command line; it writes docs/reproduction.md).
 
   constants      the papers' quoted figures, the verdicts' margins, the repository's root
   text           number formats, Markdown tables, the provenance citations [n]

@@ -31,9 +31,9 @@ class Rounds:
                 points[(net, rate)][length] = c
         self.add("### How the round length moves the answer\n\n")
         if not points:
-            self.add("Not run yet: `scripts/reproduction.sh --only rounds,report` (the Slurm "
+            self.add("Not run yet: `scripts/studies/reproduction.sh --only rounds,report` (the Slurm "
                      "array's 'rounds NET LENGTH' elements).\n\n")
-            self.pending.append("the round-length curve (`scripts/reproduction.sh --only rounds,report`)")
+            self.pending.append("the round-length curve (`scripts/studies/reproduction.sh --only rounds,report`)")
             return
         self.add(
             "FL sends the whole model up and down once a round; SFL and PiPar send activations "

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from cmlbed_report.summary import ratio_text
+from cmlbed_report.tables import ratio_text
 
 from .constants import METHODS
 from .runsets import compare_methods, dp_key, grouped, per_round, run_epsilon, run_sets
@@ -14,7 +14,7 @@ class Dp:
         self.add("## 2. Differential privacy: its cost, and PiPar's gain with DP on\n\n")
         self.add("What DP costs in accuracy across noise multipliers, with epsilon under both "
                  "adjacency relations, on the main job's settings (3 seeds a cell): "
-                 "[privacy-accuracy.md](privacy-accuracy.md) (`bash scripts/privacy-accuracy.sh`). "
+                 "[privacy-accuracy.md](privacy-accuracy.md) (`bash scripts/studies/privacy-accuracy.sh`). "
                  "This section measures time.\n\n")
         sets = run_sets(self.store, "dp", dp_key)
         self.add(
@@ -34,9 +34,9 @@ class Dp:
         missing = ["%s DP %s" % (m, dp) for m in METHODS for dp in ("off", "on")
                    if (m, dp) not in sets or not sets[(m, dp)].runs()]
         if missing:
-            self.add("Not run yet (%s): `scripts/reproduction.sh --only dp,report`.\n\n"
+            self.add("Not run yet (%s): `scripts/studies/reproduction.sh --only dp,report`.\n\n"
                      % ", ".join(missing))
-            self.pending.append("DP on the main job (`scripts/reproduction.sh --only dp,report`)")
+            self.pending.append("DP on the main job (`scripts/studies/reproduction.sh --only dp,report`)")
             return
         self.note_sets("DP", sets.values())
         rows, numbers, gains = [], {}, {}
