@@ -1,6 +1,6 @@
 #pragma once
-// The runtime benchmarks (issue: MPI runtime). Each runs on ranks 0 (server) and 1
-// (device) of MPI_COMM_WORLD and returns its JSON on rank 0.
+// The runtime benchmarks. Each runs on ranks 0 (server) and 1 (device) of
+// MPI_COMM_WORLD and returns its JSON on rank 0.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -28,7 +28,8 @@ struct RuntimeOptions {
 
 // A payload to send, written before any clock starts, as a tensor is by the stage that
 // produced it: pages nobody wrote would be faulted in (and zeroed) by the kernel inside
-// the send calls, which measured more than half of the sending thread's CPU here.
+// the send calls, and the benchmark would time that instead of the transport
+// (docs/explanation/architecture.md, "Memory").
 inline net::Payload written_payload(std::size_t bytes) {
   return net::Payload(bytes, std::byte{0x5a});
 }

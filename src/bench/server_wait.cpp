@@ -1,9 +1,10 @@
 // Server wait: what the server's main thread costs while it waits for a device in
-// train::serve_in_arrival_order (issue 10: it slept 50 us between polls, about 20,000
-// wake-ups a second). The device uploads one 8 MiB activation over a 10 mbit uplink
-// (6.7 s of link time); the server's main thread CPU over the wait is reported as a
-// share of a core, with its context switches (each one a wake-up) per second. A first,
-// untimed repeat warms up (connections, allocations), as OSU's benchmarks do.
+// train::serve_in_arrival_order, which should sleep rather than poll (the figures and
+// what polling cost: docs/explanation/architecture.md, "What waiting costs"). The
+// device uploads one 8 MiB activation over a 10 mbit uplink (6.7 s of link time); the
+// server's main thread CPU over the wait is reported as a share of a core, with its
+// context switches (each one a wake-up) per second. A first, untimed repeat warms up
+// (connections, allocations), as OSU's benchmarks do.
 #include <mpi.h>
 #include <sys/resource.h>
 

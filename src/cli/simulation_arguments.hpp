@@ -15,8 +15,9 @@
 
 namespace cmlbed::cli {
 
-// simulate --events auto keeps every event up to this many (some 430 MB in the file:
-// 43 bytes each; configs/quickstart/pipar.ini makes about 300 per device and round).
+// simulate --events auto keeps every event up to this many: at 44 bytes each in the
+// file, some 440 MB (events per device and round: docs/explanation/simulator.md, "Scale
+// of the simulator itself").
 constexpr std::int64_t kMostEventsKept = 10'000'000;
 
 struct SimulateArguments {

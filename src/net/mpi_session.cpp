@@ -40,9 +40,8 @@ std::optional<std::string> agree_on_error(const std::optional<std::string>& loca
   int first = INT_MAX;
   // Waited for politely: ranks that arrive early (devices, while the server builds one
   // replica of the model per device) would otherwise spin in Open MPI and take the
-  // cores from the rank everyone waits for (33 ranks on 2 cores: the median rank's
-  // model phase 4.1 s spinning, 3.3 s polite, for 0.7 s of the server's CPU; one run
-  // each on a loaded machine).
+  // cores from the rank everyone waits for (docs/explanation/architecture.md, "What
+  // waiting costs").
   MPI_Request request;
   CMLBED_MPI_CHECK(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &request));
   wait_politely(request);

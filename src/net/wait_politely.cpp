@@ -11,10 +11,9 @@ namespace cmlbed::net {
 namespace {
 // Open MPI cannot block a thread on a request without spinning, so this polls with a
 // backoff: a request that is nearly done costs a few microseconds of latency, a long
-// wait at most one wake-up a millisecond. Measured with `cmlbed-bench-runtime --only
-// server-wait` (1 s in barrier_politely, loaded machine): sleeping 100 us between tests
-// woke the thread 5,300 times a second and cost 8.3% of a core; this backoff 910 times
-// and 2.0%. Latency added to a barrier: under 1 ms, against round times of seconds.
+// wait one wake-up a millisecond and at most 1 ms of latency, small against a round. A
+// fixed short sleep wakes far more often (docs/explanation/architecture.md, "What
+// waiting costs").
 constexpr auto kFirstPause = std::chrono::microseconds(2);
 constexpr auto kLongestPause = std::chrono::microseconds(1000);
 }  // namespace

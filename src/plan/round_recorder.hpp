@@ -75,12 +75,8 @@ class RoundRecorder {
   std::vector<char> slept_;
   // The ranks' threads (a compute and a communication thread each) outnumber the host's
   // cores: other threads run on a rank's core between its stages and within them, so
-  // every stage starts as one after a sleep does. Measured 2026-12-03 on
-  // configs/adasplit/pipar.ini (6 ranks, 2 cores): the server's compute thread was switched
-  // out involuntarily 0.9 times per micro-batch's forward and backward (getrusage), and
-  // those stages took 1.2x the profile's CPU time even right after another stage (forward
-  // 0.81 ms median against 0.70, backward 1.35 against 1.15), about the profile's wake_s
-  // (0.32 ms) more, as a stage after a wait did (1.02 against 1.02 simulated).
+  // every stage starts as cold as one after a sleep and takes the profile's wake_s too
+  // (docs/explanation/simulator.md, "Ranks that share a host's cores").
   bool time_shared_ = false;
 };
 

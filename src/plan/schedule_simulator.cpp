@@ -196,10 +196,9 @@ class RoundSimulation {
   // An activation at the server. With one stream the server keeps one receive posted
   // per device (serve_in_arrival_order) and posts the next when it takes the current one
   // into service: a device's later micro-batch that arrives meanwhile is held, and
-  // counts as arriving when the one before it is taken (measured on
-  // configs/scale/16-devices.ini, 17 ranks: device 3's second upload was seen at 95 ms,
-  // when its first went into service, not at 60 ms when its bytes were in). With several
-  // streams the main thread only receives and queues, so arrival order is the bytes'.
+  // counts as arriving when the one before it is taken, not when its bytes are in
+  // (docs/explanation/simulator.md, "Schedules"). With several streams the main thread
+  // only receives and queues, so arrival order is the bytes'.
   void arrive(const Pending& p) {
     const auto d = static_cast<std::size_t>(p.device - 1);
     // sfl2: a device's receive is posted when its turn in the order comes.

@@ -64,12 +64,12 @@ std::vector<std::int64_t> with_batch(std::int64_t batch, const std::vector<std::
 // Forward and backward seconds of every layer on a batch of `batch` samples, each the
 // median over settings.repeats passes through the whole model (after settings.warmup
 // untimed ones), timed inside the pass: every layer takes the output the one before it
-// has just made, as in a run's stages. (Timing each layer alone, over and over on the
-// same input, gave a VGG-5 device part 12% less forward and 20-35% less backward time
-// than the same layers chained.) Backward: a hook on each layer's input stamps the
-// gradient's arrival there, i.e. the end of the layer after it. The model's input takes
-// no gradient, like a device's; every later layer's input does, like a server part's
-// (also after layers without parameters, whose outputs would not ask for one).
+// has just made, as in a run's stages (a layer timed alone, over and over on the same
+// input, comes out short: docs/explanation/simulator.md, "Why it is timed so").
+// Backward: a hook on each layer's input stamps the gradient's arrival there, i.e. the
+// end of the layer after it. The model's input takes no gradient, like a device's;
+// every later layer's input does, like a server part's (also after layers without
+// parameters, whose outputs would not ask for one).
 std::vector<std::pair<double, double>> time_layers(std::vector<std::unique_ptr<model::ModelPart>>& layers,
                                                    const std::vector<std::int64_t>& input_shape, std::int64_t batch,
                                                    const ProfilerSettings& settings) {
@@ -118,8 +118,8 @@ std::vector<std::pair<double, double>> time_layers(std::vector<std::unique_ptr<m
 // stage; 0 for a layer without parameters), each the median over settings.repeats
 // passes, timed right after a forward and backward of the whole model on `batch`
 // samples: a run's step follows its mini-batch's backwards, which leave the caches to
-// their activations. (Stepped over and over with nothing between, VGG-5's server-side
-// step at split 4 took 0.25 ms where the 16-device run's took 0.79 at the median.)
+// their activations, so a step timed over and over with nothing between comes out
+// several times short (docs/explanation/simulator.md, "Why it is timed so").
 std::vector<double> time_steps(std::vector<std::unique_ptr<model::ModelPart>>& layers,
                                const std::vector<std::int64_t>& input_shape, std::int64_t batch,
                                const TrainingSettings& training, const ProfilerSettings& settings) {
@@ -150,8 +150,8 @@ std::vector<double> time_steps(std::vector<std::unique_ptr<model::ModelPart>>& l
 // `layers_s` (the layers' forward, backward and step medians at that size, summed).
 // The layers are timed one by one inside a pass, at their medians; a run's stage also
 // pays for the loss, the dispatch around the layers, and the host's slow steps, and a
-// round adds its stages up, so the mean counts. (A LeNet step at 24 samples: 4.1 ms in
-// the layers' medians, 4.95 ms for the whole step alone; VGG-5's server part 1.05x.)
+// round adds its stages up, so the mean counts (what the factor comes to:
+// docs/explanation/simulator.md, "Why it is timed so").
 double time_stage_factor(std::vector<std::unique_ptr<model::ModelPart>>& layers,
                          const std::vector<std::int64_t>& input_shape, std::int64_t batch,
                          const TrainingSettings& training, const ProfilerSettings& settings, double layers_s) {
@@ -183,10 +183,9 @@ double time_stage_factor(std::vector<std::unique_ptr<model::ModelPart>>& layers,
 // How much longer a forward pass of the whole model on `batch` samples takes right after
 // its thread slept than right after another pass: the median difference over
 // 3 x settings.repeats interleaved pairs (0 if negative). A run's stages often start
-// after a sleep (a wait for a message, a slowdown's stretch, pacing): measured here in
-// the adasplit/pipar run, the server's forwards after a wait took 1.07 ms (median) and
-// those right after another stage 0.80, and a LeNet server step after 5 ms of sleep
-// 2.85-2.99 ms against 2.16-2.31 back to back.
+// after a sleep (a wait for a message, a slowdown's stretch, pacing), and a thread that
+// slept comes back to cold caches, so such a stage takes longer than the layers' medians
+// say (docs/explanation/simulator.md, "Why it is timed so").
 double time_wake_up(std::vector<std::unique_ptr<model::ModelPart>>& layers, const std::vector<std::int64_t>& input_shape,
                     std::int64_t batch, const ProfilerSettings& settings) {
   constexpr auto kSleep = std::chrono::milliseconds(5);
@@ -285,8 +284,8 @@ plan::RankProfile profile_this_rank(const PlanSpec& spec, int rank,
 
   // Averaging as the runtime's aggregate stages do it (weighted_average: each copy
   // widened to float64 and added, the sum divided and narrowed), over kCopies flat copies
-  // of the model's weights; per parameter and copy. (A float32 add into a running sum,
-  // measured before, put quickstart/fl's aggregate at 0.28 ms where its run took 3.44.)
+  // of the model's weights; per parameter and copy. A cheaper stand-in (a float32 add)
+  // is many times short (docs/explanation/simulator.md, "Why it is timed so").
   constexpr int kCopies = 4;
   const std::int64_t values = std::max<std::int64_t>(total_parameters, 1);
   std::vector<torch::Tensor> copies;

@@ -92,8 +92,8 @@ void write_root_attributes(hid_t file, const RunInfo& info, const std::string& w
 // Without evictions the metadata cache writes nothing between flushes. Otherwise it
 // may write some of the metadata of an unflushed append (say, a dataset's new extent
 // but not the index of its new chunk) when it needs room, and a process killed then
-// leaves a file whose last table is inconsistent (seen with a 16 KiB cache: a killed
-// writer's file showed the unflushed round's events). The results file's metadata is
+// leaves a file whose last table is inconsistent (with a small cache, a killed writer's
+// file can show an unflushed round's events). The results file's metadata is
 // a few object headers and chunk indexes, so keeping all of it in memory is cheap.
 // Adaptive resizing must be off for evictions to be disabled.
 // The latest file format (H5Pset_libver_bounds, needed for SWMR) is not used: its

@@ -8,7 +8,8 @@ namespace cmlbed::trace {
 
 const std::vector<RoundColumn>& round_columns() {
   using R = RoundRecord;
-  // The first ten are the columns of files written before issue 10; keep their order.
+  // In file order. A new column goes at the end: files written before it lack it and
+  // are read by name (docs/reference/results-format.md, "/rounds").
   static const std::vector<RoundColumn> columns = {
       {"round", &R::round, "", "round number"},
       {"t_start_ns", &R::t_start_ns, "ns", "start of the round's timed window, rank 0's time base"},

@@ -85,9 +85,9 @@ void serve_in_arrival_order(const RoundContext& context, net::MessageKind kind,
                             const std::function<void()>& between_waits) {
   // One posted receive per device still owed messages, in device order (so a timeout
   // names the lowest device still pending). The main thread sleeps in wait_any until a
-  // receive completes: measured with `cmlbed-bench-runtime --only server-wait` (8 MiB
-  // at 10 mbit, 6.7 s), polling every 50 us woke the server's main thread 8,700 times a
-  // second and cost 10.9% of a core; the blocking wait 0.003% and no wake-up.
+  // receive completes (or a slice ends, to look for a stop) rather than polling: a wait
+  // may last seconds, and each look would wake the thread and take a core from the
+  // ranks that compute (docs/explanation/architecture.md, "What waiting costs").
   std::vector<int> devices;
   std::vector<std::int64_t> left;
   std::vector<net::RecvHandle> posted;

@@ -5,15 +5,12 @@
 //
 // glibc's default serves each block above a moving threshold (128 KiB at start) with its
 // own mmap and unmaps it when freed, and trims the heap's top. A pipelined run frees and
-// allocates activations, gradients and message buffers of 10-500 KB all the time, so its
-// ranks kept faulting fresh zeroed pages in: measured 2026-12-02 on
-// configs/bandwidth/100mbit.ini with one device at slowdown 1 (2 ranks on 2 cores),
-// 91,000 page faults a second on the server and 54,000 per CPU-second on the device (the
-// in-process device-pattern benchmark: 16,000), and a device's forwards grew with the
-// micro-batch index, 2.95, 3.06, 3.57, 5.12 ms, once the server computed beside them.
-// With blocks up to 32 MiB kept in the heap and no trimming: 3.04, 3.09, 3.18, 3.16 ms,
-// the first backward after the step 3.8 instead of 5.0 ms. The cost: a rank's resident
-// memory stays at its peak heap use instead of shrinking between rounds.
+// allocates activations, gradients and message buffers of 10-500 KB all the time, so
+// under those defaults its ranks fault fresh zeroed pages in for every one, and a
+// device's stages slow down while the server computes beside them. Blocks up to 32 MiB
+// therefore stay in the heap and the heap is never trimmed (what that saved:
+// docs/explanation/architecture.md, "Memory"). The cost: a rank's resident memory stays
+// at its peak heap use instead of shrinking between rounds.
 //
 // CMLBED_HEAP=system in the environment leaves glibc's defaults (to compare).
 #include <string>

@@ -1,10 +1,8 @@
 #pragma once
 // When the communication thread wakes for the chunks of shaped messages. Each wake-up
-// costs the core it lands on: measured with the overlap benchmark (64 MiB at 200 mbit in
-// 32 KiB chunks, each rank bound to one core), waking once per chunk, about 760 times a
-// second, cost the computing thread on the same core 3-5% (of which the thread's own
-// CPU was 1-4%: the rest is switching), and the receiving server's thread used 7-11% of
-// a core (5-8% with groups). Nobody sees a middle chunk of a message leave or arrive: the
+// costs the core it lands on, the switch more than the thread's own work, and the
+// computing thread beside it pays for it (docs/explanation/links.md, "What shaping
+// costs the computing rank"). Nobody sees a middle chunk of a message leave or arrive: the
 // timeline records a message when its header comes and when its last byte does. So
 // middle chunks travel in small groups, and only the header and the end of a message
 // keep the link's exact rhythm.

@@ -1,10 +1,9 @@
 #pragma once
 // Message payload buffers. Two things make a plain std::vector<std::byte> slow for
 // large messages: it zero-fills memory that is about to be overwritten, and every fresh
-// 4 KiB page costs a page fault on first touch (measured here: resizing a vector to
-// 64 MiB took about 230 ms on this VM, while the same bytes in madvise'd huge pages
-// took 5.5 ms). So payloads skip the zero-fill and ask for transparent huge pages when
-// they are at least one huge page long.
+// 4 KiB page costs a page fault on first touch, where a huge page costs one fault per
+// 2 MiB (docs/explanation/architecture.md, "Memory"). So payloads skip the zero-fill
+// and ask for transparent huge pages when they are at least one huge page long.
 #include <cstddef>
 #include <new>
 #include <vector>

@@ -5,12 +5,13 @@
 //
 // While MPI requests are pending the thread polls, starting at the minimum interval
 // after any progress and backing off geometrically: up to 200 us while a message's bytes
-// are moving (TCP pushes a large message only as often as MPI is called: measured here,
-// a 1 ms cap halved unshaped TCP throughput), up to 1 ms while only receives posted
-// ahead wait for their first byte (cheap on CPU: each wake-up also disturbs the
-// computing thread; see the overlap benchmark). Shaped messages are the exception: their
-// chunks come at the link's pace, which the header carries, so their receiver looks at
-// that rhythm, and their sender wakes only when chunks are due (both in chunk_pacing.hpp).
+// are moving (TCP pushes a large message only as often as MPI is called, so a longer cap
+// costs throughput: docs/explanation/architecture.md, "What waiting costs"), up to 1 ms
+// while only receives posted ahead wait for their first byte (cheap on CPU: each
+// wake-up also disturbs the computing thread; see the overlap benchmark). Shaped
+// messages are the exception: their chunks come at the link's pace, which the header
+// carries, so their receiver looks at that rhythm, and their sender wakes only when
+// chunks are due (both in chunk_pacing.hpp).
 #include <cstdint>
 #include <optional>
 

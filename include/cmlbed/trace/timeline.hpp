@@ -71,10 +71,9 @@ class Timeline {
   //   difference slept at its end, so a device k times slower than this machine can be
   //   emulated on it. The CPU time, not the wall time: a compute thread that waits for a
   //   core (another rank's stage, a communication thread woken beside it) would
-  //   otherwise have each wait stretched k times as if the device's own work (measured
-  //   2026-12-02, configs/bandwidth/100mbit.ini, 4 ranks on 2 cores: a device's backward
-  //   13.4 ms where its profile x 4 gave 11.5). With StretchBasis::wall (work on several
-  //   threads), k times the wall time;
+  //   otherwise have each wait stretched k times as if the device's own work
+  //   (docs/explanation/architecture.md, "Devices"). With StretchBasis::wall (work on
+  //   several threads), k times the wall time;
   // - paced (a length, devices.flops): the scope lasts exactly that length, the work
   //   running inside it and the rest slept, so the stage's length does not depend on this
   //   machine's speed or load; work that takes longer makes the stage longer and is
