@@ -73,6 +73,29 @@ TEST(ModelZoo, TrainingModeSplitAlsoEqualsWhole) {
   EXPECT_TRUE(torch::equal(server.forward(device.forward(input)), whole.forward(input)));
 }
 
+// MobileNetV3's classifier drops out in training. Two server parts built from one seed
+// (two replicas) draw the same masks whatever else draws from LibTorch's default
+// generator in between (another replica's forward, in arrival order).
+TEST(ModelZoo, DropoutMasksComeFromTheLayerAndTheSeed) {
+  const ModelOptions options{"mobilenetv3-small", kColour, 10};
+  const std::size_t layers = layer_count(options);
+  const std::size_t split = layers - 2;
+  ModelPart device(options, 0, split, 5), first(options, split, layers, 5), second(options, split, layers, 5);
+  device.eval();  // the activations in front of the classifier, the same for every forward
+  const torch::Tensor input = torch::randn({8, 3, 32, 32});
+  torch::NoGradGuard no_grad;
+  const torch::Tensor activation = device.forward(input);
+  const torch::Tensor a = first.forward(activation);
+  torch::manual_seed(123);
+  torch::rand({1000});  // draws from the default generator must not matter
+  const torch::Tensor b = second.forward(activation);
+  EXPECT_TRUE(torch::equal(a, b));
+  EXPECT_FALSE(torch::equal(first.forward(activation), a)) << "the second forward drew the same masks";
+  first.eval();
+  const torch::Tensor kept = first.forward(activation);
+  EXPECT_FALSE(torch::equal(kept, a)) << "no dropout in training";
+}
+
 TEST(ModelZoo, SeedDecidesTheWeights) {
   const ModelOptions options{"vgg5", kGray, 10};
   ModelPart a(options, 0, 7, 1), b(options, 0, 7, 1), c(options, 0, 7, 2);

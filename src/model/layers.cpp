@@ -1,5 +1,9 @@
 #include "layers.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <stdexcept>
+
 namespace cmlbed::model {
 namespace {
 
@@ -30,15 +34,21 @@ torch::Tensor ConvBnAct::forward(const torch::Tensor& x) {
   return counted::activation(activation_, y);
 }
 
-Dense::Dense(std::int64_t in, std::int64_t out, Activation activation, double dropout)
-    : activation_(activation), dropout_(dropout) {
+Dense::Dense(std::int64_t in, std::int64_t out, Activation activation, double dropout,
+             std::uint64_t dropout_seed)
+    : activation_(activation), dropout_(dropout), dropout_generator_(at::detail::createCPUGenerator(dropout_seed)) {
+  if (dropout < 0 || dropout >= 1) throw std::invalid_argument("dense layer: dropout must be in [0, 1)");
   linear_ = register_module("linear", torch::nn::Linear(in, out));
 }
 
 torch::Tensor Dense::forward(const torch::Tensor& x) {
   torch::Tensor y = counted::linear(linear_, x.flatten(1));
   y = counted::activation(activation_, y);
-  if (dropout_ > 0) y = torch::dropout(y, dropout_, is_training());
+  if (dropout_ > 0 && is_training()) {
+    // Inverted dropout, as torch::dropout: keep with probability 1 - p, scale by 1 / (1 - p).
+    const torch::Tensor keep = torch::bernoulli(torch::full_like(y, 1 - dropout_), dropout_generator_);
+    y = y * keep / (1 - dropout_);
+  }
   return y;
 }
 

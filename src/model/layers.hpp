@@ -44,16 +44,21 @@ class GlobalAvgPool : public Layer {
 };
 
 // Fully connected layer; flattens its input first. Dropout (if any) follows the
-// activation, as in MobileNetV3's classifier.
+// activation, as in MobileNetV3's classifier, and draws its masks from the layer's own
+// generator, seeded with `dropout_seed`: not from LibTorch's default generator, which
+// every part in the process shares. Then each server replica (a part of its own) draws
+// the same masks in the same order, whichever device's micro-batch arrives first.
 class Dense : public Layer {
  public:
-  Dense(std::int64_t in, std::int64_t out, Activation activation, double dropout = 0.0);
+  Dense(std::int64_t in, std::int64_t out, Activation activation, double dropout = 0.0,
+        std::uint64_t dropout_seed = 0);
   torch::Tensor forward(const torch::Tensor& x) override;
 
  private:
   torch::nn::Linear linear_{nullptr};
   Activation activation_;
   double dropout_;
+  at::Generator dropout_generator_;
 };
 
 // ResNet basic block: two 3x3 convolutions with a (projected) shortcut.

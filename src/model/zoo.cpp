@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/model/split_model.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "layers.hpp"
@@ -78,6 +79,10 @@ class NetworkBuilder {
     layers_.push_back({std::move(name), std::move(layer)});
   }
 
+  // The seed of the next layer's dropout masks (the run's "dropout" stream of that layer).
+  std::uint64_t next_layer_dropout_seed() const {
+    return stream_seed(seed_, "dropout", {static_cast<std::int64_t>(layers_.size())});
+  }
   std::int64_t channels() const { return probe_.size(1); }
   std::int64_t features() const { return probe_.numel(); }
   std::int64_t classes() const { return options_.classes; }
@@ -99,7 +104,7 @@ void conv(NetworkBuilder& b, const std::string& name, std::int64_t out, std::int
 void dense(NetworkBuilder& b, const std::string& name, std::int64_t out,
            Activation act = Activation::relu, double dropout = 0.0) {
   b.check_dense(name, b.features(), out);
-  b.add<Dense>(name, b.features(), out, act, dropout);
+  b.add<Dense>(name, b.features(), out, act, dropout, b.next_layer_dropout_seed());
 }
 
 // PiPar's VGG-5 (from FedAdapt): three 3x3 convolutions, two dense layers.
