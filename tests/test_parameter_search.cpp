@@ -15,6 +15,7 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
+#include "cmlbed/planning/auto_plan.hpp"
 #include "cmlbed/planning/parameter_search.hpp"
 #include "cmlbed/planning/simulation_setup.hpp"
 
@@ -299,6 +300,29 @@ TEST(ParameterSearch, PrefersPlansThatKeepPace) {
                                        [](const PlanCandidate& c) { return c.keeps_pace(); });
     EXPECT_EQ(every.candidates[every.best].keeps_pace(), any_keeps);
   }
+}
+
+// `auto` as `cmlbed run` plans it, in one process and without mpirun: choose_auto makes
+// this choice on rank 0 and broadcasts it over the run's communicator. The autos become
+// the search's choice; what the user fixed stays.
+TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
+  const std::vector<RawSetting> file = base_settings();
+  const std::vector<RawSetting> cli = {{"model.split", "auto", "command line"},
+                                       {"pipar.micro_batches", "auto", "command line"}};
+  const Config probe = Config::resolve(file, with_autos_replaced(file, cli, 1, 1));
+  const plan::Profile profile = server_profile(probe);
+  const PlanResult searched = search_plan(three(probe), profile, device_sample_counts(probe, 3));
+  const AutoChoice choice = choose_auto_from(probe, profile, file, cli, 3);
+  const Config chosen = Config::resolve(file, choice.cli_settings);
+  EXPECT_EQ(chosen.integer("model.split"), static_cast<std::int64_t>(searched.chosen.split));
+  EXPECT_EQ(chosen.integer("pipar.micro_batches"), searched.chosen.micro_batches);
+
+  const std::vector<RawSetting> split_fixed = {{"model.split", "2", "command line"},
+                                               {"pipar.micro_batches", "auto", "command line"}};
+  const Config probe2 = Config::resolve(file, with_autos_replaced(file, split_fixed, 1, 1));
+  const Config chosen2 = Config::resolve(file, choose_auto_from(probe2, profile, file, split_fixed, 3).cli_settings);
+  EXPECT_EQ(chosen2.integer("model.split"), 2);
+  EXPECT_GE(chosen2.integer("pipar.micro_batches"), 1);
 }
 
 // A profile's stage factor (the runtime's whole step over its layers' medians)

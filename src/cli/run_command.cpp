@@ -262,7 +262,8 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
     // Each seed is planned on its own: profiling is part of the method's cost and varies
     // with the host as the rounds do.
     planning::AutoChoice choice =
-        planning::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server);
+        planning::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server,
+                              mpi.comm());
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);

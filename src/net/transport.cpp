@@ -81,16 +81,10 @@ class Transport::Impl {
     }
     wake_.notify_all();
     // A device's communication thread, woken for this send while the ranks' compute
-    // threads hold every core, waited for one: measured (configs/bandwidth/100mbit.ini, 4
-    // ranks on 2 cores, Linux 6.18) 1.1-1.7 ms median and about 4 ms at the 90th
-    // percentile before it took the send, so a 100 KB activation needed 9.8 ms to reach
-    // the server where the link allows 5.4. Yielding the core here lets it run first:
-    // uploads 8.3 ms median, rounds 10-16% shorter in three alternating pairs. Not on the
-    // server: its compute thread is the busiest, and yielding it gave its core to other
-    // ranks (configs/scale/16-devices.ini, 17 ranks: rounds 8-11% longer); devices
-    // yielded there too without a measurable change. With a core per rank the yield
-    // returns at once. (Letting the thread preempt at every wake-up instead, with a short
-    // scheduler slice, made rounds 5% longer: docs/explanation/simulator.md.)
+    // threads hold every core, waits for one before it takes the send; yielding the core
+    // lets it run first. Not on the server, whose compute thread is the busiest: there
+    // the yield gives its core to other ranks. With a core per rank it returns at once.
+    // The measurements: docs/explanation/architecture.md, "Waking up costs the core".
     if (rank_ != 0) std::this_thread::yield();
     return SendHandle(state);
   }

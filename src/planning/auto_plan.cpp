@@ -226,10 +226,10 @@ RunPlacement run_placement(MPI_Comm comm) {
 }
 
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
-                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server) {
+                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server, MPI_Comm comm) {
   // Where the ranks sit decides the cores the planner's simulator shares among them
   // (plan.host_cores = placement; docs/explanation/fidelity.md).
-  const RunPlacement placement = run_placement(MPI_COMM_WORLD);
+  const RunPlacement placement = run_placement(comm);
   // Derived once: below, only the profile's path and the devices' shares of the data
   // (device_sample_counts, a read of the data set) come from the probe itself.
   const PlanSpec spec = plan_spec(probe, devices, placement.cores);
@@ -247,7 +247,7 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
     settings.warmup = 1;
     settings.repeats = 3;
     settings.check_interpolation = false;
-    profile = profile_ranks(spec, MPI_COMM_WORLD, settings);
+    profile = profile_ranks(spec, comm, settings);
   } else if (is_server) {
     try {
       profile = plan::read_profile(profile_file);
@@ -267,9 +267,9 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
       error = std::string("planning auto: ") + e.what();
     }
   }
-  error = net::agree_on_error(error, MPI_COMM_WORLD);
+  error = net::agree_on_error(error, comm);
   if (error) throw ConfigError(*error);
-  CMLBED_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(chosen.size()), MPI_INT64_T, 0, MPI_COMM_WORLD));
+  CMLBED_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(chosen.size()), MPI_INT64_T, 0, comm));
   adopt(choice, chosen, file_settings, cli_settings, devices);
   choice.freedom = std::move(freedom);
   choice.profile = std::move(profile);

@@ -45,7 +45,8 @@ RunState::RunState(const Config& run_config, const net::MpiSession& session, std
       rounds(static_cast<int>(run_config.integer("experiment.rounds"))),
       compute_threads(
           static_cast<int>(run_config.integer(is_server ? "train.server_threads" : "train.device_threads"))),
-      control(MPI_COMM_WORLD) {}
+      comm(session.comm()),
+      control(comm) {}
 
 RoundContext RunState::context_of(int round) const {
   RoundContext context = *context_template;

@@ -1,5 +1,5 @@
-// Phases 2 and 3 of a run (run_state.hpp): set up the links and the round context, then
-// the rounds. Each round: agree whether to stop, train (timed), gather what each rank
+// set_up and run_rounds, the second and third phases of a run (run_state.hpp): the links
+// and the round context, then the rounds. Each round: agree whether to stop, train (timed), gather what each rank
 // measured, evaluate, run the after-evaluation hooks, collect the events, and on rank 0
 // record the round; then the after-recorded hooks.
 #include <algorithm>
@@ -224,7 +224,7 @@ void set_up(RunState& run) {
   // The links start now, or, resuming, as long before now as they had run at the
   // checkpoint, so that rate traces go on where they were.
   run.links_start = run.timeline->now_ns() - (run.resume ? run.resume->elapsed_ns : 0);
-  net::Transport& transport = run.transport.emplace(MPI_COMM_WORLD, *run.timeline,
+  net::Transport& transport = run.transport.emplace(run.comm, *run.timeline,
                                                     outgoing_links(run.config, run.rank, run.devices), run.links_start);
   run.scope = train::evaluation_scope(run.config.text("evaluation.scope"));
   const Config& config = run.config;

@@ -1,5 +1,6 @@
 #pragma once
-// Phases 3 and 4 of a run (run_state.hpp): the rounds, and the end of the run.
+// run_rounds and finish, the third and fourth phases of a run (run_state.hpp): the rounds
+// (round_loop.cpp) and the end of the run (run_finish.cpp).
 #include <vector>
 
 #include "round_hooks.hpp"

@@ -50,7 +50,7 @@ void make_the_method(RunState& run) {
   // generator, which building the parts then seeds from the run's seed.
   check_model_file(run);
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
-    run.method = train::make_method(run.config, run.rank, run.devices);
+    run.method = train::make_method(run.config, run.rank, run.devices, run.comm);
     return std::nullopt;
   });
   trace::startup_clock().end(trace::StartupPhase::model);

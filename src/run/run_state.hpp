@@ -44,6 +44,7 @@ struct RunState {
   const bool resuming;
   const int rounds;
   const int compute_threads;
+  const MPI_Comm comm;          // the run's ranks: the methods, the data and the transport run on it
   net::DuplicatedComm control;  // barriers and gathers, never data
 
   // start_or_resume

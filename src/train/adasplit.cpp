@@ -28,9 +28,9 @@ std::uint64_t mask_seed(std::uint64_t seed, int device) {
 
 }  // namespace
 
-AdaSplit::AdaSplit(const Config& config, int rank, int devices)
+AdaSplit::AdaSplit(const Config& config, int rank, int devices, MPI_Comm comm)
     : rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
-      adasplit_(adasplit_settings(config)), data_(load_training_data(config, rank, devices)),
+      adasplit_(adasplit_settings(config)), data_(load_training_data(config, rank, devices, comm)),
       split_(static_cast<std::size_t>(config.integer("model.split"))) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();

@@ -12,7 +12,7 @@
 namespace cmlbed::train {
 namespace {
 
-using Factory = std::function<std::unique_ptr<Method>(const Config&, int rank, int devices)>;
+using Factory = std::function<std::unique_ptr<Method>(const Config&, int rank, int devices, MPI_Comm comm)>;
 
 struct Registered {
   const char* name;
@@ -21,14 +21,14 @@ struct Registered {
 
 template <typename M>
 Factory plain() {
-  return [](const Config& config, int rank, int devices) {
-    return std::make_unique<M>(config, rank, devices);
+  return [](const Config& config, int rank, int devices, MPI_Comm comm) {
+    return std::make_unique<M>(config, rank, devices, comm);
   };
 }
 
 Factory split(SplitSchedule schedule) {
-  return [schedule](const Config& config, int rank, int devices) {
-    return std::make_unique<SplitLearning>(config, schedule, rank, devices);
+  return [schedule](const Config& config, int rank, int devices, MPI_Comm comm) {
+    return std::make_unique<SplitLearning>(config, schedule, rank, devices, comm);
   };
 }
 
@@ -73,8 +73,8 @@ bool has_factory(const std::string& name) { return find(name) != nullptr; }
 
 void check_method_available(const Config& config) { find(config); }
 
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices) {
-  return find(config).make(config, rank, devices);
+std::unique_ptr<Method> make_method(const Config& config, int rank, int devices, MPI_Comm comm) {
+  return find(config).make(config, rank, devices, comm);
 }
 
 }  // namespace cmlbed::train

@@ -36,9 +36,9 @@ net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Mod
 
 }  // namespace
 
-SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices)
+SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices, MPI_Comm comm)
     : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
-      data_(load_training_data(config, rank, devices)) {
+      data_(load_training_data(config, rank, devices, comm)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   for (int device = 1; device <= devices; ++device) {

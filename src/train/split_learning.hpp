@@ -34,7 +34,7 @@ enum class SplitSchedule { sfl, pipar, sl, sfl2 };
 
 class SplitLearning : public Method {
  public:
-  SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices);
+  SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::optional<double> trivial_accuracy(EvaluationScope scope) const override {

@@ -40,8 +40,8 @@ std::vector<std::size_t> TrainingData::own_positions() const {
   return positions;
 }
 
-TrainingData load_training_data(const Config& config, int rank, int devices) {
-  const net::DuplicatedComm comm(MPI_COMM_WORLD);  // no other layer's message can match
+TrainingData load_training_data(const Config& config, int rank, int devices, MPI_Comm run_comm) {
+  const net::DuplicatedComm comm(run_comm);  // no other layer's message can match
   TrainingData data;
   if (rank == 0) {
     // The whole training set lives only in this scope: after each device has its share,

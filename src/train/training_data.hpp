@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include <mpi.h>
+
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/image_set.hpp"
 #include "cmlbed/train/evaluation.hpp"
@@ -30,12 +32,12 @@ struct TrainingData {
   std::vector<std::size_t> own_positions() const;
 };
 
-// Collective over MPI_COMM_WORLD: every rank calls it with its rank, `devices` = the
+// Collective over `comm` (the run's ranks): every rank calls it with its rank, `devices` = the
 // number of device ranks. A data set that cannot be read or split as configured fails
 // on every rank alike: std::invalid_argument for a split that cannot work (the driver
 // reports it as a configuration error), std::runtime_error otherwise, each with rank
 // 0's message.
-TrainingData load_training_data(const Config& config, int rank, int devices);
+TrainingData load_training_data(const Config& config, int rank, int devices, MPI_Comm comm);
 
 // The server's trivial rate for `scope` (evaluation.hpp); nothing where `data` holds no
 // test set (a device's).

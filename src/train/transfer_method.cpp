@@ -32,7 +32,7 @@ void busy_compute(std::chrono::nanoseconds duration) {
 
 }  // namespace
 
-TransferMethod::TransferMethod(const Config& config, int, int)
+TransferMethod::TransferMethod(const Config& config, int, int, MPI_Comm)
     : bytes_(static_cast<std::size_t>(config.size("transfer.bytes"))),
       compute_(config.duration_ns("transfer.compute")) {}
 

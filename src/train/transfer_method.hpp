@@ -11,7 +11,7 @@ namespace cmlbed::train {
 
 class TransferMethod : public Method {
  public:
-  TransferMethod(const Config& config, int rank, int devices);
+  TransferMethod(const Config& config, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext&) override { return std::nullopt; }
 

@@ -17,6 +17,8 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The run's ranks: the world (a session is the process's MPI).
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
 
  private:
   int rank_ = 0;

@@ -48,13 +48,13 @@ struct RunPlacement {
 };
 RunPlacement run_placement(MPI_Comm comm);
 
-// Collective over MPI_COMM_WORLD: profiles (unless plan.profile names a profile), plans on
+// Collective over `comm`, the run's ranks: profiles (unless plan.profile names a profile), plans on
 // rank 0 (with plan.replan = on_change, for the links' rates at the start, held), prints
 // one line per device there, and returns the same choice on every rank (ConfigError for a
 // method with nothing to choose).
 // `probe` is the configuration with placeholders (with_autos_replaced).
 AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
-                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server);
+                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server, MPI_Comm comm);
 
 // The same choice in one process, from a profile at hand (`cmlbed simulate`): no MPI.
 AutoChoice choose_auto_from(const Config& probe, const plan::Profile& profile,

@@ -2,7 +2,10 @@
 // What the planning area needs to know of a configuration, derived from it once
 // (plan_spec): the profiler, the simulator's input, the parameter search and the
 // re-planner read these fields and never an option's name, as net, data and model take
-// their own specs (setup/derived.hpp). The programs (cli/) derive it and pass it on.
+// their own specs (setup/derived.hpp). The programs (cli/) derive it and pass it on. The
+// one part of planning that names options is auto_plan.cpp, which reads the autos from
+// the settings and writes the choice back into them (model.split, pipar.micro_batches,
+// plan.profile, plan.replan).
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <mpi.h>
+
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/train/method.hpp"
 
@@ -24,8 +26,8 @@ bool has_factory(const std::string& name);
 // Throws ConfigError when this build cannot run experiment.method (cheap: builds nothing).
 void check_method_available(const Config& config);
 
-// The method experiment.method names, for this rank. Throws ConfigError for a method
-// this build cannot run.
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices);
+// The method experiment.method names, for this rank of the run's ranks `comm` (rank 0
+// the server, `devices` devices). Throws ConfigError for a method this build cannot run.
+std::unique_ptr<Method> make_method(const Config& config, int rank, int devices, MPI_Comm comm);
 
 }  // namespace cmlbed::train
