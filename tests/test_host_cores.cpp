@@ -2,10 +2,10 @@
 // the simulator's rounds with SimulationInput::host_cores.
 #include <gtest/gtest.h>
 
-#include "cmlbed/plan/schedule_simulator.hpp"
-#include "plan/host_cores.hpp"
+#include "cmlbed/sim/schedule_simulator.hpp"
+#include "sim/host_cores.hpp"
 
-namespace cmlbed::plan {
+namespace cmlbed::sim {
 namespace {
 
 constexpr std::int64_t kSecond = 1'000'000'000;
@@ -252,4 +252,4 @@ TEST(SimulatedHostCores, RefusesNegativeCores) {
 }
 
 }  // namespace
-}  // namespace cmlbed::plan
+}  // namespace cmlbed::sim

@@ -31,7 +31,7 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/config/option_table.hpp"
@@ -347,7 +347,7 @@ TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
 // hand-over (turns of the whole round, sl.batches_per_turn = 0) and after sfl2's average alike (neither renews the server part's): sl's
 // weights, bit for bit (an average of one part in float64 is the part). With three
 // devices the server serves each device's whole round in turn, in the order
-// plan::device_serving_order draws from (experiment.seed, round): the peers of its
+// sim::device_serving_order draws from (experiment.seed, round): the peers of its
 // gradient messages, in the order they left.
 TEST_F(Methods, SplitFedV2WithOneDeviceIsSlAndServesDevicesInTheSeededOrder) {
   const std::vector<std::string> adam = {"--train.optimizer=adam", "--train.lr=0.002"};
@@ -371,7 +371,7 @@ TEST_F(Methods, SplitFedV2WithOneDeviceIsSlAndServesDevicesInTheSeededOrder) {
   ASSERT_EQ(peers.size(), 2u);
   for (const auto& [round, sent] : peers) {
     std::vector<int> expected;
-    for (const int device : plan::device_serving_order(5, round, 3)) expected.insert(expected.end(), 3, device);
+    for (const int device : sim::device_serving_order(5, round, 3)) expected.insert(expected.end(), 3, device);
     EXPECT_EQ(sent, expected) << "round " << round;
   }
 }

@@ -1,4 +1,4 @@
-// The planner (planning::search_plan) on a hand-made profile of LeNet with paced devices:
+// The planner (planner::search_plan) on a hand-made profile of LeNet with paced devices:
 // alike devices get the best uniform pair and no refinement; devices that differ get a
 // plan no single device can improve (checked here by trying every change), never worse
 // than the best uniform pair; values the user fixed are kept.
@@ -15,11 +15,11 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
-#include "cmlbed/planning/auto_plan.hpp"
-#include "cmlbed/planning/parameter_search.hpp"
-#include "cmlbed/planning/simulation_setup.hpp"
+#include "cmlbed/planner/auto_plan.hpp"
+#include "cmlbed/planner/parameter_search.hpp"
+#include "cmlbed/planner/simulation_setup.hpp"
 
-namespace cmlbed::planning {
+namespace cmlbed::planner {
 namespace {
 
 // The search's mechanics: every rank on cores of its own and every micro-batch count a
@@ -34,11 +34,11 @@ std::vector<RawSetting> base_settings() {
 }
 
 // The server's stage lengths: 1 ns per forward FLOP and sample, backward twice that.
-plan::Profile server_profile(const Config& config) {
-  plan::Profile profile;
+sim::Profile server_profile(const Config& config) {
+  sim::Profile profile;
   profile.model = "lenet";
   profile.batch_sizes = {1, 16};
-  plan::RankProfile server;
+  sim::RankProfile server;
   server.role = "server";
   for (const model::LayerStats& layer : model::layer_stats(model_options(config))) {
     const double per_sample = static_cast<double>(layer.flops_per_sample) * 1e-9;
@@ -53,7 +53,7 @@ plan::Profile server_profile(const Config& config) {
 // The planner's spec of `config` for the three devices every test plans.
 PlanSpec three(const Config& config) { return plan_spec(config, 3); }
 
-double predicted(const Config& config, const plan::Profile& profile, const std::vector<DeviceChoice>& choices) {
+double predicted(const Config& config, const sim::Profile& profile, const std::vector<DeviceChoice>& choices) {
   std::vector<DeviceFreedom> fixed;
   for (const DeviceChoice& c : choices) fixed.push_back({c.split, c.micro_batches});
   return search_plan(three(config), profile, {300, 300, 300}, fixed).chosen.round_s;
@@ -157,7 +157,7 @@ TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
   settings.push_back({"device.3.downlink_rate", "500kbit", "test"});
   settings.push_back({"device.2.flops", "80mflop/s", "test"});       // 4x faster
   const Config config = Config::resolve(settings, {});
-  const plan::Profile profile = server_profile(config);
+  const sim::Profile profile = server_profile(config);
   const PlanResult result = search_plan(three(config), profile, {300, 300, 300});
   const PlanCandidate& best = result.candidates[result.best];
   EXPECT_GE(result.passes, 1);
@@ -310,7 +310,7 @@ TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
   const std::vector<RawSetting> cli = {{"model.split", "auto", "command line"},
                                        {"pipar.micro_batches", "auto", "command line"}};
   const Config probe = Config::resolve(file, with_autos_replaced(file, cli, 1, 1));
-  const plan::Profile profile = server_profile(probe);
+  const sim::Profile profile = server_profile(probe);
   const PlanResult searched = search_plan(three(probe), profile, device_sample_counts(probe, 3));
   const AutoChoice choice = choose_auto_from(probe, profile, file, cli, 3);
   const Config chosen = Config::resolve(file, choice.cli_settings);
@@ -330,13 +330,13 @@ TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
 // are paced by their FLOPs).
 TEST(SimulationSetup, AProfilesStageFactorLengthensTheComputeItTimes) {
   const Config config = Config::resolve(base_settings(), {});
-  plan::Profile profile = server_profile(config);
+  sim::Profile profile = server_profile(config);
   const PlanSpec spec = three(config);
-  const plan::SimulationInput plain = simulation_input(spec, profile, {48, 48, 48});
+  const sim::SimulationInput plain = simulation_input(spec, profile, {48, 48, 48});
   profile.ranks[0].stage_factor = 1.25;
-  const plan::SimulationInput factored = simulation_input(spec, profile, {48, 48, 48});
-  const plan::SimulatedPart& before = plain.devices[0].server;
-  const plan::SimulatedPart& after = factored.devices[0].server;
+  const sim::SimulationInput factored = simulation_input(spec, profile, {48, 48, 48});
+  const sim::SimulatedPart& before = plain.devices[0].server;
+  const sim::SimulatedPart& after = factored.devices[0].server;
   ASSERT_GT(before.forward_s.back(), 0.0);
   EXPECT_DOUBLE_EQ(after.forward_s.back(), 1.25 * before.forward_s.back());
   EXPECT_DOUBLE_EQ(after.backward_s.back(), 1.25 * before.backward_s.back());
@@ -364,7 +364,7 @@ TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
   }
   const auto with = [&](const std::vector<RawSetting>& overrides) { return Config::resolve(base_settings(), overrides); };
   const Config traced = with({{"network.uplink_trace", trace, "test"}});
-  const plan::Profile profile = server_profile(traced);
+  const sim::Profile profile = server_profile(traced);
   const std::vector<std::size_t> samples = {300, 300, 300};
   const auto same = [&](const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.choices, b.choices);
@@ -383,4 +383,4 @@ TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
 }
 
 }  // namespace
-}  // namespace cmlbed::planning
+}  // namespace cmlbed::planner

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "cmlbed/plan/profile.hpp"
+#include "cmlbed/sim/profile.hpp"
 
-namespace cmlbed::plan {
+namespace cmlbed::sim {
 namespace {
 
 Profile small_profile() {
@@ -125,4 +125,4 @@ TEST(Profile, InterpolatesBetweenMeasuredBatchSizes) {
 }
 
 }  // namespace
-}  // namespace cmlbed::plan
+}  // namespace cmlbed::sim

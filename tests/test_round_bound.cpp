@@ -1,4 +1,4 @@
-// plan::round_lower_bound_s and device_round_work on hand-worked numbers: a device's
+// sim::round_lower_bound_s and device_round_work on hand-worked numbers: a device's
 // stages summed over its mini-batches and micro-batches, the server's per stream, the
 // larger of the longest device and the busiest stream. That the bound never exceeds a
 // simulated round is checked against the simulator in test_parameter_search.cpp.
@@ -6,9 +6,9 @@
 
 #include <stdexcept>
 
-#include "cmlbed/plan/round_bound.hpp"
+#include "cmlbed/sim/round_bound.hpp"
 
-namespace cmlbed::plan {
+namespace cmlbed::sim {
 namespace {
 
 // A part whose forward of n samples takes n x `per_sample`, backward twice that.
@@ -57,4 +57,4 @@ TEST(RoundBound, RefusesWhatItCannotBound) {
 }
 
 }  // namespace
-}  // namespace cmlbed::plan
+}  // namespace cmlbed::sim

@@ -1,9 +1,9 @@
 // The round-sequence rules a resumed run is checked against (plan/round_rules.hpp).
 #include <gtest/gtest.h>
 
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 
-namespace cmlbed::plan {
+namespace cmlbed::sim {
 namespace {
 
 TEST(RoundRules, MoreRoundsChangeADoneRoundOnlyWhereTheOldLastAveragedForBeingLast) {
@@ -36,4 +36,4 @@ TEST(RoundRules, AdaSplitsLocalPhaseMustEndAtTheSameRoundAmongTheDoneOnes) {
 }
 
 }  // namespace
-}  // namespace cmlbed::plan
+}  // namespace cmlbed::sim

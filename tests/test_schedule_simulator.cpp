@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "cmlbed/plan/round_rules.hpp"
-#include "cmlbed/plan/schedule_simulator.hpp"
+#include "cmlbed/sim/round_rules.hpp"
+#include "cmlbed/sim/schedule_simulator.hpp"
 
-namespace cmlbed::plan {
+namespace cmlbed::sim {
 namespace {
 
 using trace::Event;
@@ -521,4 +521,4 @@ TEST(SimulatedLaterPlans, RefusesPlansOutOfOrderOrForOtherDevices) {
 }
 
 }  // namespace
-}  // namespace cmlbed::plan
+}  // namespace cmlbed::sim

@@ -4,34 +4,34 @@
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
-#include "cmlbed/planning/capacity_check.hpp"
-#include "cmlbed/planning/profiler.hpp"
-#include "cmlbed/planning/simulation_setup.hpp"
+#include "cmlbed/planner/capacity_check.hpp"
+#include "cmlbed/planner/profiler.hpp"
+#include "cmlbed/planner/simulation_setup.hpp"
 
 namespace cmlbed::cli {
 
 void check_pacing_before_run(const Config& config, int devices, bool is_server, std::optional<int> placement_cores,
-                             const plan::Profile* profile, bool alone) {
+                             const sim::Profile* profile, bool alone) {
   const std::string mode = config.text("plan.check_pacing");
   if (mode == "off") return;
   std::optional<std::string> refusal;
   if (is_server) {
     try {
-      const auto spec_of = [&](int n) { return planning::plan_spec(config, n, placement_cores); };
-      const planning::PlanSpec spec = spec_of(devices);
-      if (planning::any_device_held(spec)) {
-        plan::Profile own;
+      const auto spec_of = [&](int n) { return planner::plan_spec(config, n, placement_cores); };
+      const planner::PlanSpec spec = spec_of(devices);
+      if (planner::any_device_held(spec)) {
+        sim::Profile own;
         if (profile == nullptr) {
           // A quick profile (1 + 3 runs per figure) of the server's and a device's stages,
           // the other ranks waiting.
-          planning::ProfilerSettings quick;
+          planner::ProfilerSettings quick;
           quick.warmup = 1;
           quick.repeats = 3;
           quick.check_interpolation = false;
-          own = planning::profile_in_process(planning::plan_spec(config, 1, placement_cores), quick);
+          own = planner::profile_in_process(planner::plan_spec(config, 1, placement_cores), quick);
         }
-        const planning::PacingCheck check = planning::check_pacing(
-            spec_of, [&](int n) { return planning::device_sample_counts(config, n); },
+        const planner::PacingCheck check = planner::check_pacing(
+            spec_of, [&](int n) { return planner::device_sample_counts(config, n); },
             profile != nullptr ? *profile : own, devices);
         std::cout << "emulation check: " << check.text() << "; " << spec.host_text << std::endl;
         if (mode == "strict" && !check.keeps_pace()) {

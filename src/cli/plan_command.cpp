@@ -9,16 +9,16 @@
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/run/experiment.hpp"
-#include "cmlbed/planning/parameter_search.hpp"
-#include "cmlbed/planning/replanning.hpp"
-#include "cmlbed/planning/simulation_setup.hpp"
+#include "cmlbed/planner/parameter_search.hpp"
+#include "cmlbed/planner/replanning.hpp"
+#include "cmlbed/planner/simulation_setup.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
 namespace cmlbed::cli {
 namespace {
 
-std::string row(const planning::PlanCandidate& c, const char* mark) {
+std::string row(const planner::PlanCandidate& c, const char* mark) {
   char text[160];
   if (!c.simulated()) {
     std::snprintf(text, sizeof text, "%5zu %5d    >= %-8.4g not simulated: its bound exceeds the best round", c.split,
@@ -49,18 +49,18 @@ int plan_command(int argc, char** argv) {
       return 0;
     }
     const Config config = simulation_config(args, started.compact, /*check_output=*/false);
-    const plan::Profile profile = simulation_profile(config, args, "plan");
-    const planning::PlanSpec spec = planning::plan_spec(config, *args.devices);
-    const planning::PlanResult result = planning::search_plan(
-        spec, profile, planning::device_sample_counts(config, *args.devices), {}, planning::first_plan_links_held_at(spec),
-        args.every_candidate ? planning::Search::every_candidate : planning::Search::skip_by_bound);
+    const sim::Profile profile = simulation_profile(config, args, "plan");
+    const planner::PlanSpec spec = planner::plan_spec(config, *args.devices);
+    const planner::PlanResult result = planner::search_plan(
+        spec, profile, planner::device_sample_counts(config, *args.devices), {}, planner::first_plan_links_held_at(spec),
+        args.every_candidate ? planner::Search::every_candidate : planner::Search::skip_by_bound);
     std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
               << *args.devices << " devices (round time: the simulated second round); host: " << spec.host_text << "\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";
     for (std::size_t i = 0; i < result.candidates.size(); ++i) {
       std::cout << row(result.candidates[i], i == result.best ? "<- chosen" : "") << "\n";
     }
-    const planning::PlanCandidate& best = result.candidates[result.best];
+    const planner::PlanCandidate& best = result.candidates[result.best];
     std::cout << "chosen: split " << best.split << ", " << best.micro_batches << " micro-batches, predicted round "
               << best.round_s << " s\n"
               << "the PiPar authors' closed form at split " << best.split << ": " << result.closed_form_micro_batches

@@ -14,7 +14,7 @@
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/wait_politely.hpp"
 #include "cmlbed/setup/validate.hpp"
-#include "cmlbed/planning/profiler.hpp"
+#include "cmlbed/planner/profiler.hpp"
 #include "commands.hpp"
 #include "run_arguments.hpp"
 
@@ -26,7 +26,7 @@ namespace {
 struct ProfileArguments {
   std::string config_file;
   std::string output = "profile.json";
-  planning::ProfilerSettings settings;
+  planner::ProfilerSettings settings;
   bool help = false;
   std::vector<RawSetting> overrides;
 };
@@ -64,16 +64,16 @@ ProfileArguments parse_profile_arguments(int argc, const char* const* argv) {
   return args;
 }
 
-void print_summary(const plan::Profile& profile, const std::string& path, std::ostream& out) {
+void print_summary(const sim::Profile& profile, const std::string& path, std::ostream& out) {
   out << "profile of " << profile.model << " (" << profile.dataset << "), batch sizes";
   for (const auto size : profile.batch_sizes) out << " " << size;
   out << ", " << profile.repeats << " repeats after " << profile.warmup << " warm-up: "
       << std::fixed << std::setprecision(2) << profile.seconds << " s\n";
   out << std::setw(6) << "rank" << std::setw(8) << "role" << std::setw(9) << "threads" << std::setw(16)
       << "fwd+bwd ms (B)" << std::setw(10) << "step ms" << std::setw(10) << "took s" << "\n";
-  for (const plan::RankProfile& rank : profile.ranks) {
+  for (const sim::RankProfile& rank : profile.ranks) {
     double compute = 0, step = 0;
-    for (const plan::LayerProfile& layer : rank.layers) {
+    for (const sim::LayerProfile& layer : rank.layers) {
       compute += layer.forward_s.back() + layer.backward_s.back();
       step += layer.step_s;
     }
@@ -81,7 +81,7 @@ void print_summary(const plan::Profile& profile, const std::string& path, std::o
         << std::setw(16) << std::setprecision(3) << compute * 1e3 << std::setw(10) << step * 1e3
         << std::setw(10) << std::setprecision(2) << rank.seconds << "\n";
   }
-  for (const plan::InterpolationCheck& check : profile.interpolation_checks) {
+  for (const sim::InterpolationCheck& check : profile.interpolation_checks) {
     out << "interpolation check at batch " << check.batch_size << " (server, all layers): measured "
         << std::setprecision(3) << check.measured_s * 1e3 << " ms, interpolated " << check.interpolated_s * 1e3
         << " ms (" << std::showpos << std::setprecision(1)
@@ -126,10 +126,10 @@ int profile_command(int argc, char** argv) {
     return 0;
   }
   try {
-    const plan::Profile profile =
-        planning::profile_ranks(planning::plan_spec(*config, mpi.size() - 1), MPI_COMM_WORLD, args.settings);
+    const sim::Profile profile =
+        planner::profile_ranks(planner::plan_spec(*config, mpi.size() - 1), MPI_COMM_WORLD, args.settings);
     if (is_server) {
-      plan::write_profile(args.output, profile);
+      sim::write_profile(args.output, profile);
       print_summary(profile, args.output, std::cout);
     }
   } catch (const std::exception& e) {

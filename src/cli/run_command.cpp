@@ -17,9 +17,9 @@
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/net/mpi_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
-#include "cmlbed/planning/auto_plan.hpp"
-#include "cmlbed/planning/replanning.hpp"
-#include "cmlbed/planning/simulation_setup.hpp"
+#include "cmlbed/planner/auto_plan.hpp"
+#include "cmlbed/planner/replanning.hpp"
+#include "cmlbed/planner/simulation_setup.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/results_file.hpp"
@@ -30,7 +30,7 @@
 #include "commands.hpp"
 #include "run_arguments.hpp"
 #include "pacing_check.hpp"
-#include "run_plan.hpp"
+#include "run_listing.hpp"
 
 namespace cmlbed::cli {
 namespace {
@@ -144,7 +144,7 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
 // releases, as root attributes (docs/explanation/privacy.md).
 void record_privacy(const Config& config, int devices, trace::ResultsFile& results) {
   if (config.text("privacy.mechanism") != "gaussian") return;
-  const std::int64_t releases = train::privacy_releases(config, planning::device_sample_counts(config, devices));
+  const std::int64_t releases = train::privacy_releases(config, planner::device_sample_counts(config, devices));
   const double delta = config.real("privacy.delta");
   results.set_root_number("privacy_releases", static_cast<double>(releases));
   results.set_root_number("privacy_delta", delta);
@@ -177,10 +177,10 @@ struct RunRequest {
 void check_new_run(RunRequest& request, bool is_server, const run::RunStamp& started) {
   RunArguments& args = request.args;
   request.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-  request.planning = planning::wants_auto(request.file_settings, args.settings);
+  request.planning = planner::wants_auto(request.file_settings, args.settings);
   if (request.planning) {
     request.auto_settings = args.settings;
-    args.settings = planning::with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
+    args.settings = planner::with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
   }
   request.config = Config::resolve(request.file_settings, args.settings);
   if (is_server && request.config->text("output.file").empty()) {
@@ -198,7 +198,7 @@ void check_new_run(RunRequest& request, bool is_server, const run::RunStamp& sta
     validate_config(request.repeats.back(), request.ranks, /*check_output=*/is_server && !args.dry_run);
   }
   request.config = request.repeats.front();
-  if (!request.planning) planning::refuse_replan_without_auto(*request.config);
+  if (!request.planning) planner::refuse_replan_without_auto(*request.config);
 }
 
 // Every rank parses and validates the same inputs (ConfigError for bad ones).
@@ -223,7 +223,7 @@ void check_request(RunRequest& request, int mpi_size, bool is_server, const run:
 // --dry-run, on rank 0: the run's plan and what repeats and auto will do.
 int print_dry_run(const RunRequest& request) {
   try {
-    print_run_plan(*request.config, request.ranks - 1, std::cout);
+    print_run_listing(*request.config, request.ranks - 1, std::cout);
     const std::vector<Config>& repeats = request.repeats;
     if (repeats.size() > 1) {
       std::cout << "note: --repeats " << repeats.size() << " runs this plan with experiment.seed = "
@@ -255,31 +255,31 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   const bool is_server = mpi.rank() == 0;
   Config config = request.repeats[k];
   std::optional<trace::ResultsFile::PlanTable> plan;
-  std::optional<planning::Replanner> replanner;
-  std::optional<plan::Profile> planned_profile;
+  std::optional<planner::Replanner> replanner;
+  std::optional<sim::Profile> planned_profile;
   std::optional<int> placement_cores;
   if (request.planning) {
     // Each seed is planned on its own: profiling is part of the method's cost and varies
     // with the host as the rounds do.
-    planning::AutoChoice choice =
-        planning::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server,
+    planner::AutoChoice choice =
+        planner::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server,
                               mpi.comm());
     config = Config::resolve(request.file_settings, choice.cli_settings);
     validate_config(config, request.ranks, /*check_output=*/false);
     plan = std::move(choice.table);
     placement_cores = choice.placement_cores;
     if (is_server) planned_profile = choice.profile;  // the emulation check's, before it moves
-    planning::PlanSpec spec = planning::plan_spec(config, request.ranks - 1, choice.placement_cores);
+    planner::PlanSpec spec = planner::plan_spec(config, request.ranks - 1, choice.placement_cores);
     if (spec.replans) {
       std::vector<std::size_t> samples;
-      if (is_server) samples = planning::device_sample_counts(config, request.ranks - 1);
+      if (is_server) samples = planner::device_sample_counts(config, request.ranks - 1);
       replanner.emplace(std::move(spec), is_server, std::move(choice.profile), std::move(choice.freedom),
                         std::move(choice.plan), std::move(samples));
     }
   }
   const int devices = request.ranks - 1;
   if (!placement_cores && config.text("plan.check_pacing") != "off") {
-    placement_cores = planning::run_placement(MPI_COMM_WORLD).cores;
+    placement_cores = planner::run_placement(MPI_COMM_WORLD).cores;
   }
   check_pacing_before_run(config, devices, is_server, placement_cores, planned_profile ? &*planned_profile : nullptr,
                           /*alone=*/false);

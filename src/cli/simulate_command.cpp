@@ -13,18 +13,18 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
-#include "cmlbed/plan/schedule_simulator.hpp"
+#include "cmlbed/sim/schedule_simulator.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/setup/validate.hpp"
 #include "cmlbed/trace/event_totals.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/run/experiment.hpp"
-#include "cmlbed/planning/parameter_search.hpp"
-#include "cmlbed/planning/profiler.hpp"
-#include "cmlbed/planning/replanning.hpp"
+#include "cmlbed/planner/parameter_search.hpp"
+#include "cmlbed/planner/profiler.hpp"
+#include "cmlbed/planner/replanning.hpp"
 #include "cmlbed/train/round_report.hpp"
-#include "cmlbed/planning/simulation_setup.hpp"
-#include "cmlbed/planning/auto_plan.hpp"
+#include "cmlbed/planner/simulation_setup.hpp"
+#include "cmlbed/planner/auto_plan.hpp"
 #include "commands.hpp"
 #include "simulation_arguments.hpp"
 
@@ -38,37 +38,37 @@ namespace {
 // links' rates; a plan it adopts cuts the devices from the next round on, and the rounds
 // are simulated again with it (the rounds before it do not change). Left out: the time
 // the run's planning and re-split take between the rounds.
-std::vector<plan::SimulatedRound> simulate_replanning(const planning::PlanSpec& spec, const plan::Profile& profile,
+std::vector<sim::SimulatedRound> simulate_replanning(const planner::PlanSpec& spec, const sim::Profile& profile,
                                                       const std::vector<std::size_t>& samples,
-                                                      plan::SimulationInput& input, planning::Replanner& replanner) {
-  std::vector<plan::SimulatedRound> rounds = plan::simulate(input);
+                                                      sim::SimulationInput& input, planner::Replanner& replanner) {
+  std::vector<sim::SimulatedRound> rounds = sim::simulate(input);
   for (int r = 0; r + 1 < static_cast<int>(rounds.size()); ++r) {
-    const planning::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
+    const planner::Replanner::Outcome outcome = replanner.check(r, rounds[static_cast<std::size_t>(r) + 1].start_ns);
     if (!outcome.adopted) continue;
-    input.later_plans.push_back({r + 1, planning::plan_input(spec, profile, samples, *outcome.adopted).devices});
-    rounds = plan::simulate(input);
+    input.later_plans.push_back({r + 1, planner::plan_input(spec, profile, samples, *outcome.adopted).devices});
+    rounds = sim::simulate(input);
   }
   return rounds;
 }
 
-int simulate(const Config& config, const SimulateArguments& args, const plan::Profile& profile,
+int simulate(const Config& config, const SimulateArguments& args, const sim::Profile& profile,
              const SimulationChoice& chosen, const run::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
-  const planning::PlanSpec spec = planning::plan_spec(config, devices);
-  const planning::SampleCounts samples = planning::sample_counts(config, devices);
-  plan::SimulationInput input = planning::simulation_input(spec, profile, samples.devices);
-  input.evaluation_s = planning::evaluation_seconds(spec, profile, samples.test, devices);
-  std::optional<planning::Replanner> replanner;
+  const planner::PlanSpec spec = planner::plan_spec(config, devices);
+  const planner::SampleCounts samples = planner::sample_counts(config, devices);
+  sim::SimulationInput input = planner::simulation_input(spec, profile, samples.devices);
+  input.evaluation_s = planner::evaluation_seconds(spec, profile, samples.test, devices);
+  std::optional<planner::Replanner> replanner;
   if (chosen.table && spec.replans) {
     replanner.emplace(spec, /*is_server=*/true, profile, chosen.freedom, chosen.plan, samples.devices);
   }
-  const std::vector<plan::SimulatedRound> rounds =
-      replanner ? simulate_replanning(spec, profile, samples.devices, input, *replanner) : plan::simulate(input);
+  const std::vector<sim::SimulatedRound> rounds =
+      replanner ? simulate_replanning(spec, profile, samples.devices, input, *replanner) : sim::simulate(input);
 
   std::int64_t events = 0;
   std::vector<std::int64_t> per_rank(static_cast<std::size_t>(devices + 1), 0);
-  for (const plan::SimulatedRound& round : rounds) {
+  for (const sim::SimulatedRound& round : rounds) {
     for (std::size_t r = 0; r < per_rank.size(); ++r) per_rank[r] += static_cast<std::int64_t>(round.events[r].size());
   }
   for (const std::int64_t n : per_rank) events += n;
@@ -80,11 +80,11 @@ int simulate(const Config& config, const SimulateArguments& args, const plan::Pr
   info.event_detail = totals ? trace::EventDetail::totals : trace::EventDetail::all;
   if (!totals) info.expected_events = per_rank;
   trace::ResultsFile results(path, config.flag("output.overwrite"), info);
-  results.mark_simulated(plan::to_json(profile).dump());
+  results.mark_simulated(sim::to_json(profile).dump());
   if (chosen.table) results.write_plan(*chosen.table);
   if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
   std::vector<trace::RoundRecord> records;
-  for (const plan::SimulatedRound& round : rounds) {
+  for (const sim::SimulatedRound& round : rounds) {
     train::RoundMeasures measures;
     measures.flops = round.flops;
     records.push_back(train::make_round_record(round.round, round.start_ns, round.end_ns, round.events, true, measures));
@@ -138,8 +138,8 @@ int simulate_command(int argc, char** argv) {
     // With auto: a probe configuration (placeholders) to profile, then the planner's
     // choice from that profile, as `cmlbed run` makes it before round 1.
     const Config probe = simulation_config(args, started.compact, /*check_output=*/true);
-    if (!args.auto_settings) planning::refuse_replan_without_auto(probe);
-    const plan::Profile profile = simulation_profile(probe, args, "simulate");
+    if (!args.auto_settings) planner::refuse_replan_without_auto(probe);
+    const sim::Profile profile = simulation_profile(probe, args, "simulate");
     const SimulationChoice chosen = simulation_choice(probe, profile, args, started.compact);
     return simulate(chosen.config, args, profile, chosen, started);
   });

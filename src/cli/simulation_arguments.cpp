@@ -9,8 +9,8 @@
 #include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/setup/validate.hpp"
-#include "cmlbed/planning/profiler.hpp"
-#include "cmlbed/planning/auto_plan.hpp"
+#include "cmlbed/planner/profiler.hpp"
+#include "cmlbed/planner/auto_plan.hpp"
 #include "run_arguments.hpp"
 
 namespace po = boost::program_options;
@@ -91,11 +91,11 @@ Config simulation_config(SimulateArguments& args, const std::string& stamp, bool
     args.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
   }
   const std::vector<RawSetting>& file_settings = *args.file_settings;
-  if (!args.auto_settings && planning::wants_auto(file_settings, args.settings)) {
+  if (!args.auto_settings && planner::wants_auto(file_settings, args.settings)) {
     // Placeholders that pass the checks: plan searches every split and micro-batch count
     // anyway, simulate plans them once it has its profile (simulation_choice).
     args.auto_settings = args.settings;
-    args.settings = planning::with_autos_replaced(file_settings, args.settings, 1, 1);
+    args.settings = planner::with_autos_replaced(file_settings, args.settings, 1, 1);
   }
   Config config = Config::resolve(file_settings, args.settings);
   if (config.text("output.file").empty()) {
@@ -107,22 +107,22 @@ Config simulation_config(SimulateArguments& args, const std::string& stamp, bool
   return config;
 }
 
-plan::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command) {
+sim::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command) {
   if (!args.profile_file.empty()) {
     try {
-      return plan::read_profile(args.profile_file);
+      return sim::read_profile(args.profile_file);
     } catch (const std::exception& e) {
       throw ConfigError(command + ": --profile: " + e.what());
     }
   }
   std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
-  return planning::profile_in_process(planning::plan_spec(config, 1), planning::ProfilerSettings{});
+  return planner::profile_in_process(planner::plan_spec(config, 1), planner::ProfilerSettings{});
 }
 
-SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
+SimulationChoice simulation_choice(const Config& probe, const sim::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp) {
   if (!args.auto_settings) return {probe, std::nullopt, {}, {}};
-  planning::AutoChoice choice = planning::choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
+  planner::AutoChoice choice = planner::choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
   args.settings = choice.cli_settings;
   // The probe's default output.file, so that the choice does not move it.
   if (std::none_of(args.settings.begin(), args.settings.end(),

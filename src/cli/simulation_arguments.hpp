@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "cmlbed/config/config.hpp"
-#include "cmlbed/plan/profile.hpp"
+#include "cmlbed/sim/profile.hpp"
 #include "cmlbed/trace/results_file.hpp"
-#include "cmlbed/planning/parameter_search.hpp"
+#include "cmlbed/planner/parameter_search.hpp"
 
 namespace cmlbed::cli {
 
@@ -48,7 +48,7 @@ Config simulation_config(SimulateArguments& args, const std::string& stamp, bool
 
 // --profile's profile (ConfigError naming the file when it cannot be read), or one
 // measured here, in-process, as the server and as device 1 (said on stdout).
-plan::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command);
+sim::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command);
 
 // The configuration with every auto replaced by the planner's choice from `profile`
 // (one line per device on stdout, as `cmlbed run` prints them) and that choice, whose
@@ -57,10 +57,10 @@ plan::Profile simulation_profile(const Config& config, const SimulateArguments& 
 struct SimulationChoice {
   Config config;
   std::optional<trace::ResultsFile::PlanTable> table;
-  std::vector<planning::DeviceFreedom> freedom;
+  std::vector<planner::DeviceFreedom> freedom;
   std::vector<train::DeviceChoice> plan;
 };
-SimulationChoice simulation_choice(const Config& probe, const plan::Profile& profile, SimulateArguments& args,
+SimulationChoice simulation_choice(const Config& probe, const sim::Profile& profile, SimulateArguments& args,
                                    const std::string& stamp);
 
 // Runs a command that needs no MPI: its exit status, or 2 after printing a ConfigError

@@ -4,9 +4,9 @@
 
 namespace cmlbed::run {
 
-plan::RoundSequence round_sequence(const Config& config) {
+sim::RoundSequence round_sequence(const Config& config) {
   const MethodTraits& method = method_traits(config.text("experiment.method"));
-  plan::RoundSequence s;
+  sim::RoundSequence s;
   s.averages = method.averages;
   s.aggregate_every = static_cast<int>(config.integer("train.aggregate_every"));
   s.local_phase = method.local_phase;
@@ -18,17 +18,17 @@ std::optional<std::string> changed_rounds_error(const Config& stored, const Conf
                                                 const std::string& file) {
   const auto then_rounds = static_cast<int>(stored.integer("experiment.rounds"));
   const auto now_rounds = static_cast<int>(config.integer("experiment.rounds"));
-  const plan::RoundSequence s = round_sequence(config);
-  const plan::RoundRunOtherwise found = plan::first_round_run_otherwise(s, then_rounds, now_rounds, done);
+  const sim::RoundSequence s = round_sequence(config);
+  const sim::RoundRunOtherwise found = sim::first_round_run_otherwise(s, then_rounds, now_rounds, done);
   if (found.round < 0) return std::nullopt;
   const int round = found.round;
   const std::string then_text = std::to_string(then_rounds) + " rounds)";
   const std::string what =
       found.averaging
-          ? (plan::averages_after(round, s.aggregate_every, then_rounds) ? "with" : "without") +
+          ? (sim::averages_after(round, s.aggregate_every, then_rounds) ? "with" : "without") +
                 std::string(" an average after it (train.aggregate_every = ") + std::to_string(s.aggregate_every) +
                 ", the last of " + then_text
-          : (round < plan::adasplit_local_rounds(s.local_fraction, then_rounds) ? "local" : "global") +
+          : (round < sim::adasplit_local_rounds(s.local_fraction, then_rounds) ? "local" : "global") +
                 std::string(" (adasplit.local_fraction of ") + then_text;
   return "cannot resume " + file + " with experiment.rounds = " + std::to_string(now_rounds) + ": its round " +
          std::to_string(round + 1) + " ran " + what + ", which a run of " + std::to_string(now_rounds) +

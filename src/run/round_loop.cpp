@@ -60,9 +60,9 @@ Evaluation merged(const std::vector<std::vector<double>>& evaluations) {
 void rescore_cut_short_round(RunState& run) {
   // A round that does not average is not scored either (aggregate_every > 1): NaN is its
   // score, not a sign of a stop.
-  const plan::RoundSequence sequence = round_sequence(run.config);
+  const sim::RoundSequence sequence = round_sequence(run.config);
   const int last = run.first_round - 1;
-  const bool scores = !sequence.averages || plan::averages_after(last, sequence.aggregate_every, run.rounds);
+  const bool scores = !sequence.averages || sim::averages_after(last, sequence.aggregate_every, run.rounds);
   std::int32_t unscored = run.is_server && scores && !run.records.empty() && run.records.back().round == last &&
                           std::isnan(run.records.back().test_loss);
   CMLBED_MPI_CHECK(MPI_Bcast(&unscored, 1, MPI_INT32_T, 0, run.control.get()));

@@ -1,6 +1,6 @@
 #include "cmlbed/train/adasplit_costs.hpp"
 
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 #include "cmlbed/train/contrastive_objective.hpp"
 
 namespace cmlbed::train {
@@ -35,7 +35,7 @@ double adasplit_server_backward_flops(const model::PartCost& server, std::int64_
 
 AdaSplitSettings adasplit_settings(const Config& config) {
   AdaSplitSettings s;
-  s.local_rounds = plan::adasplit_local_rounds(config.real("adasplit.local_fraction"),
+  s.local_rounds = sim::adasplit_local_rounds(config.real("adasplit.local_fraction"),
                                                static_cast<int>(config.integer("experiment.rounds")));
   s.selected = static_cast<int>(config.integer("adasplit.selected"));
   s.policy = orchestrator_policy(config.text("adasplit.orchestrator"));

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "cmlbed/model/zoo.hpp"
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 #include "cmlbed/train/server_streams.hpp"
 #include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
@@ -108,11 +108,11 @@ void SplitLearning::train_device_round(const RoundContext& context) {
   if (settings_.aggregates_after(context.round) && !personalised_) exchange_device_part(context);
 }
 
-// sl: our turns of the round (plan::sl_turns, as the server orders them): wait for the
+// sl: our turns of the round (sim::sl_turns, as the server orders them): wait for the
 // device part as the previous device left it, train our next mini-batches, hand it back.
 // Personalised: wait for the server's word that our turn starts, train our own part.
 void SplitLearning::take_turns(const RoundContext& context, const std::vector<std::vector<std::size_t>>& batches) {
-  for (const plan::SlTurn& turn : plan::sl_turns({static_cast<std::int64_t>(batches.size())}, batches_per_turn_)) {
+  for (const sim::SlTurn& turn : sim::sl_turns({static_cast<std::int64_t>(batches.size())}, batches_per_turn_)) {
     if (personalised_) {
       net::RecvHandle start = context.transport.post_recv(0, net::MessageKind::control);
       receive_or_throw(start, context, 0, "turn start");
@@ -205,19 +205,19 @@ void SplitLearning::serve_parallel_round(const RoundContext& context) {
 // gradient. The device parts are averaged as in sfl.
 void SplitLearning::serve_in_device_order(const RoundContext& context) {
   const std::map<int, std::int64_t> micro_batches = round_micro_batches();
-  for (const int device : plan::device_serving_order(settings_.seed, context.round, devices_)) {
+  for (const int device : sim::device_serving_order(settings_.seed, context.round, devices_)) {
     serve_devices(context, {{device, micro_batches.at(device)}});
   }
   if (settings_.aggregates_after(context.round)) aggregate(context);
 }
 
-// The device part goes from device to device, turn by turn (plan::sl_turns). Turns of
+// The device part goes from device to device, turn by turn (sim::sl_turns). Turns of
 // a whole round on label-skewed shards (2 classes per device) collapse the model to one
 // predicted class; turns of one mini-batch do not (docs/explanation/optimizer-state.md).
 void SplitLearning::serve_sequential_round(const RoundContext& context) {
   std::vector<std::int64_t> batches;  // per device: sl has one micro-batch per mini-batch
   for (const auto& [device, count] : round_micro_batches()) batches.push_back(count);
-  for (const plan::SlTurn& turn : plan::sl_turns(batches, batches_per_turn_)) {
+  for (const sim::SlTurn& turn : sim::sl_turns(batches, batches_per_turn_)) {
     const int device = turn.device;
     if (personalised_) {
       // The device trains its own part: all it needs is the word that its turn starts,

@@ -10,10 +10,10 @@
 //          each side, so the mathematics are sfl's and only the timing changes;
 //  - sl    (vanilla split learning): one device at a time with a single server part;
 //          the device part goes from device to device through the server, after each
-//          device's sl.batches_per_turn mini-batches (plan::sl_turns);
+//          device's sl.batches_per_turn mini-batches (sim::sl_turns);
 //  - sfl2  (SplitFed V2, Thapa et al. 2022): all devices train at once, but one server
 //          part serves them, one device's whole round at a time, the devices in a seeded
-//          random order each round (plan::device_serving_order); the device parts are
+//          random order each round (sim::device_serving_order); the device parts are
 //          averaged as in sfl, the server part is the one part and is not averaged.
 // train.personalised: each device keeps its own device part (sfl, pipar: not averaged,
 // nothing sent for it; sl: not handed over, a one-byte control word starts a device's

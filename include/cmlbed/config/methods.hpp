@@ -28,7 +28,7 @@ struct MethodTraits {
   bool takes_turns = false;        // the devices train one after another, one device part handed on
   bool server_replicas = false;    // a server part per device, served at once (train.server_streams)
   bool serves_in_device_order = false;  // one server part serves one device's mini-batches at a time,
-                                        // devices in a seeded random order (plan::device_serving_order)
+                                        // devices in a seeded random order (sim::device_serving_order)
   bool micro_batches = false;      // mini-batches are cut into pipar.micro_batches pieces
   bool averages = false;           // models averaged every train.aggregate_every rounds
   bool local_phase = false;        // local rounds (adasplit.local_fraction) before global ones

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "cmlbed/config/config.hpp"
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 
 namespace cmlbed::run {
 
 // The parts of a configuration's round sequence that depend on experiment.rounds.
-plan::RoundSequence round_sequence(const Config& config);
+sim::RoundSequence round_sequence(const Config& config);
 
 // Why `config` cannot continue, after `done` rounds, a run that `stored` configured
 // (e.g. the first `stored` round count ended with an average that aggregate_every

@@ -1,6 +1,6 @@
 #pragma once
 // AdaSplit's settings and the FLOPs its stages count, public so that the planner's
-// simulator input (planning/simulation_setup.cpp) books the same work as the method
+// simulator input (planner/simulation_setup.cpp) books the same work as the method
 // (adasplit.cpp); adasplit_costs.cpp defines them.
 #include <cstdint>
 

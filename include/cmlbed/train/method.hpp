@@ -82,7 +82,7 @@ class Method {
   virtual void save_state(torch::serialize::OutputArchive& archive);
   virtual void load_state(torch::serialize::InputArchive& archive);
 
-  // Re-planning (plan.replan, planning/replanning.hpp): on every rank, after a round that averaged
+  // Re-planning (plan.replan, planner/replanning.hpp): on every rank, after a round that averaged
   // the models and its evaluation, outside the round's timed work: from the next round
   // on, device d splits at plan[d-1].split and cuts each mini-batch into
   // plan[d-1].micro_batches. The weights stay those of the averaged model. Methods

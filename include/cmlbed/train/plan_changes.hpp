@@ -1,6 +1,6 @@
 #pragma once
 // What the round loop asks after each round when the plan may change (plan.replan =
-// on_change). The planner that answers sits above train (planning::Replanner); the loop
+// on_change). The planner that answers sits above train (planner::Replanner); the loop
 // knows only this question, so that train never depends on planning.
 #include <mpi.h>
 

@@ -7,7 +7,7 @@
 
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/model/zoo.hpp"
-#include "cmlbed/plan/round_rules.hpp"
+#include "cmlbed/sim/round_rules.hpp"
 
 namespace cmlbed::train {
 
@@ -21,7 +21,7 @@ struct TrainingSettings {
   int aggregate_every = 1;  // FedAvg every k rounds and after the last
 
   // Whether the round (0-based) ends with an aggregation.
-  bool aggregates_after(int round) const { return plan::averages_after(round, aggregate_every, rounds); }
+  bool aggregates_after(int round) const { return sim::averages_after(round, aggregate_every, rounds); }
   std::string optimizer = "sgd";
   double lr = 0.01, momentum = 0.9, weight_decay = 0;
   // train.optimizer_state = reset: a fresh optimizer wherever a model's weights are
