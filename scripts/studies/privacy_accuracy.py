@@ -339,12 +339,9 @@ def intro(methods, cells):
         "whether it did is each cell's \"settled\"), "
         "DP off and with the Gaussian mechanism (docs/explanation/privacy.md). Split methods clip "
         "every sample's uploaded activation to norm C and add N(0, (sigma C)^2) per element; fl is "
-        "DP-FedAvg: each device's update, the difference of its whole model state since the last "
-        "aggregation, clipped to norm C, and N(0, (sigma C / 3)^2) added to the average. That "
-        "state holds VGG-5's batch-norm buffers beside its weights (`state_tensors`, "
-        "src/train/tensor_codec.cpp): each of the 3 layers' batch counters grows by %s a round, so "
-        "an fl update is at least sqrt(3) x %s long whatever the weights do, and fl's noise also "
-        "lands on the running means and variances.\n\n"
+        "DP-FedAvg: each device's update of its weights since the last aggregation clipped to "
+        "norm C, and N(0, (sigma C / 3)^2) added to every weight of the average (VGG-5's "
+        "batch-norm running statistics are averaged without noise, outside the epsilon).\n\n"
         "Two phases, each cell a few seeds (n in the tables): **clipping alone** "
         "(sigma 0) at several C per method, choosing the smallest C whose mean final accuracy is "
         "within %d points of DP off (none is: the best, marked \"goal not met\"); then **noise**: "
@@ -358,7 +355,7 @@ def intro(methods, cells):
         "(sensitivity C) and replace-one (2C). **Smallest epsilon**: going from clipping alone "
         "(epsilon inf) to ever more noise, the last epsilon before the first cell whose mean falls "
         "more than %d points below DP off; \"none up to epsilon = %g\" when that is above %g.\n\n"
-        % (rounds, iterations, iterations, iterations, CLIP_GOAL * 100, SETTLE_SPAN * 100,
+        % (rounds, iterations, CLIP_GOAL * 100, SETTLE_SPAN * 100,
            SETTLE_ROUNDS, delta_of(methods), COST_GOAL * 100, USEFUL_EPSILON, USEFUL_EPSILON))
 
 
@@ -405,7 +402,8 @@ def notes(methods, cells):
     broken = [c for c in cells if c["nan_loss"]]
     if broken:
         out.append("- Runs whose last test loss is NaN: the model broke and answers one class (fl: "
-                   "its noise lands on the batch-norm running variances too, above): %s." % (
+                   "with 3 devices the average's noise, sigma C / 3 on each weight, is not averaged "
+                   "down: every round adds noise of that spread to every weight): %s." % (
             ", ".join("%s (%d of %d)" % (c["label"], c["nan_loss"], c["n"]) for c in broken)))
     incomplete = [c["label"] for c in cells if not c["complete"]]
     if incomplete:
