@@ -29,7 +29,7 @@ fail() {
   return 0
 }
 
-source "$(dirname "$refusal_probe")/ini-value.sh"
+source "$(dirname "$refusal_probe")/../tools/ini-value.sh"
 
 # check_plan CONFIG DEVICES METHOD: the dry run's plan in $work/out shows them.
 check_plan() {
