@@ -12,7 +12,7 @@ namespace {
 
 TEST(SeedStreams, TheRuleIsFixed) {
   static_assert(stream_seed(1, "dropout", {3}) == stream_seed(1, "dropout", {3}));
-  EXPECT_EQ(splitmix64_step(0), 0xE220A8397B1DCDAFULL);  // splitmix64's first output from 0
+  EXPECT_EQ(splitmix64(0), 0xE220A8397B1DCDAFULL);  // splitmix64's first output from 0
   EXPECT_EQ(stream_seed(1, "dropout", {3}), 0xDEFDE8623004308AULL);
 }
 

@@ -4,23 +4,10 @@
 #include <stdexcept>
 
 #include "cmlbed/base/parse_integer.hpp"
+#include "cmlbed/base/seed_streams.hpp"
 
 namespace cmlbed {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// FNV-1a: a stable hash of the option's name (std::hash may differ between libraries).
-std::uint64_t stable_hash(const std::string& text) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (const unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
-  return hash;
-}
 
 // Uniform in [0, 1) from the top 53 bits.
 double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
@@ -66,7 +53,7 @@ std::optional<Distribution> parse_distribution(const std::string& text,
 
 double draw(const Distribution& distribution, std::uint64_t seed, const std::string& option, int device) {
   const std::uint64_t stream =
-      splitmix64(splitmix64(seed) ^ stable_hash(option)) ^ splitmix64(static_cast<std::uint64_t>(device));
+      splitmix64(splitmix64(seed) ^ fnv1a(option)) ^ splitmix64(static_cast<std::uint64_t>(device));
   const double u1 = unit(splitmix64(stream)), u2 = unit(splitmix64(stream + 1));
   if (distribution.kind == Distribution::Kind::uniform) {
     return distribution.first + (distribution.second - distribution.first) * u1;

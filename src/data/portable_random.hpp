@@ -18,18 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "cmlbed/base/seed_streams.hpp"
+
 namespace cmlbed::data::random {
 
 inline constexpr double kPi = 3.14159265358979323846;
 
 // Derives independent generator seeds from one user seed, so that related seeds
 // (equal, or differing in a bit) do not give correlated streams.
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using ::cmlbed::splitmix64;
 
 // Uniform in [0, 1) from the top 53 bits.
 inline double uniform01(std::mt19937_64& rng) {

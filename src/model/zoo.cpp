@@ -15,12 +15,10 @@ namespace {
 constexpr std::int64_t kMaxInputValues = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxLayerParameters = std::int64_t{1} << 27;
 
-// splitmix64: decorrelates the per-layer seeds derived from one run seed.
+// splitmix64's index-th output from the run seed: decorrelated per-layer seeds
+// (scripts/tools/export-model.py computes the same).
 std::uint64_t layer_seed(std::uint64_t seed, std::size_t index) {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return splitmix64(seed + 0x9E3779B97F4A7C15ULL * index);
 }
 
 // One sample of the input; checked first, because every layer's output (up to 64

@@ -1,5 +1,7 @@
 #include "cmlbed/train/privacy.hpp"
 
+#include "cmlbed/base/seed_streams.hpp"
+
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/train/local_training.hpp"
 
@@ -30,10 +32,7 @@ std::uint64_t noise_seed(std::uint64_t seed, int rank, int round, int batch, int
   std::uint64_t x = seed;
   for (const std::int64_t field : {std::int64_t{rank}, std::int64_t{round}, std::int64_t{batch},
                                    std::int64_t{micro_batch}}) {
-    x += 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(field);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    x ^= x >> 31;
+    x = splitmix64(x + static_cast<std::uint64_t>(field));
   }
   return x;
 }

@@ -10,19 +10,25 @@
 
 namespace cmlbed {
 
-constexpr std::uint64_t splitmix64_step(std::uint64_t x) {
+// One step of splitmix64: the mixer every seed derivation of the project uses.
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
 }
 
+// FNV-1a: a stable hash of a name (std::hash may differ between libraries).
+constexpr std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 0xCBF29CE484222325ULL;
+  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;
+  return hash;
+}
+
 constexpr std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose,
                                     std::initializer_list<std::int64_t> indices = {}) {
-  std::uint64_t name = 0xCBF29CE484222325ULL;  // FNV-1a of the purpose
-  for (const char c : purpose) name = (name ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;
-  std::uint64_t x = splitmix64_step(seed ^ splitmix64_step(name));
-  for (const std::int64_t index : indices) x = splitmix64_step(x ^ static_cast<std::uint64_t>(index));
+  std::uint64_t x = splitmix64(seed ^ splitmix64(fnv1a(purpose)));
+  for (const std::int64_t index : indices) x = splitmix64(x ^ static_cast<std::uint64_t>(index));
   return x;
 }
 
