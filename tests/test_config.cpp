@@ -180,6 +180,14 @@ TEST(ConfigErrors, InconsistentCombinations) {
                {"model.split = 8", "beyond the 7 layers of vgg5", "0..7"});
   expect_error([] { validate_config(synthetic(cli({{"device.3.split", "9"}})), 4); },
                {"device.3.split = 9", "0..7"});
+  // auto is checked as it is, once, as `cmlbed plan` checks it: the planner's splits
+  // start at plan.min_split.
+  expect_error([] { validate_config(synthetic(cli({{"model.split", "auto"}, {"plan.min_split", "50"}})), 4); },
+               {"plan.min_split = 50 with model.split = auto", "beyond the 7 layers of vgg5"});
+  expect_error([] { validate_config(synthetic(cli({{"device.2.split", "auto"}, {"plan.min_split", "8"}})), 4); },
+               {"plan.min_split = 8 with device.2.split = auto", "beyond the 7 layers"});
+  validate_config(synthetic(cli({{"model.split", "auto"}, {"pipar.micro_batches", "auto"},
+                                 {"experiment.method", "pipar"}})), 4);  // passes: the planner chooses
   expect_error([] {
     validate_config(synthetic(cli({{"pipar.micro_batches", "64"}, {"train.batch_size", "32"}})),
                     4);

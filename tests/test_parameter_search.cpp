@@ -307,22 +307,21 @@ TEST(ParameterSearch, PrefersPlansThatKeepPace) {
 // the search's choice; what the user fixed stays.
 TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
   const std::vector<RawSetting> file = base_settings();
-  const std::vector<RawSetting> cli = {{"model.split", "auto", "command line"},
-                                       {"pipar.micro_batches", "auto", "command line"}};
-  const Config probe = Config::resolve(file, with_autos_replaced(file, cli, 1, 1));
-  const sim::Profile profile = server_profile(probe);
-  const PlanResult searched = search_plan(three(probe), profile, device_sample_counts(probe, 3));
-  const AutoChoice choice = choose_auto_from(probe, profile, file, cli, 3);
-  const Config chosen = Config::resolve(file, choice.cli_settings);
-  EXPECT_EQ(chosen.integer("model.split"), static_cast<std::int64_t>(searched.chosen.split));
-  EXPECT_EQ(chosen.integer("pipar.micro_batches"), searched.chosen.micro_batches);
+  const Settings autos = Config::resolve(file, {{"model.split", "auto", "command line"},
+                                                {"pipar.micro_batches", "auto", "command line"}});
+  const sim::Profile profile = server_profile(autos.config());
+  const PlanResult searched = search_plan(three(autos.config()), profile, device_sample_counts(autos, 3));
+  const AutoChoice choice = choose_auto_from(autos, profile, 3);
+  EXPECT_FALSE(choice.settings.any_auto(3));
+  EXPECT_EQ(choice.settings.model.split.all().value(), static_cast<std::int64_t>(searched.chosen.split));
+  EXPECT_EQ(choice.settings.pipar.micro_batches.all().value(), searched.chosen.micro_batches);
+  EXPECT_EQ(choice.settings.config().text("model.split"), std::to_string(searched.chosen.split));  // stored so
 
-  const std::vector<RawSetting> split_fixed = {{"model.split", "2", "command line"},
-                                               {"pipar.micro_batches", "auto", "command line"}};
-  const Config probe2 = Config::resolve(file, with_autos_replaced(file, split_fixed, 1, 1));
-  const Config chosen2 = Config::resolve(file, choose_auto_from(probe2, profile, file, split_fixed, 3).cli_settings);
-  EXPECT_EQ(chosen2.integer("model.split"), 2);
-  EXPECT_GE(chosen2.integer("pipar.micro_batches"), 1);
+  const Settings split_fixed = Config::resolve(file, {{"model.split", "2", "command line"},
+                                                      {"pipar.micro_batches", "auto", "command line"}});
+  const Settings chosen2 = choose_auto_from(split_fixed, profile, 3).settings;
+  EXPECT_EQ(chosen2.model.split.all().value(), 2);
+  EXPECT_GE(chosen2.pipar.micro_batches.all().value(), 1);
 }
 
 // A profile's stage factor (the runtime's whole step over its layers' medians)

@@ -64,10 +64,27 @@ TEST(Settings, PerDeviceValuesComeFromTheirSectionsAndDraws) {
     EXPECT_DOUBLE_EQ(settings.devices.slowdown.of(device), config.real("devices.slowdown", device));
     EXPECT_GE(settings.devices.slowdown.of(device), 2.0);
   }
-  Settings planned = settings;
-  planned.model.split.set(1, 4);
-  EXPECT_EQ(planned.model.split.of(1).value(), 4);
-  EXPECT_TRUE(settings.model.split.of(1).is_auto());  // a copy's choice stays its own
+}
+
+// The planner's choice replaces the autos, in the fields and in the stored text.
+TEST(Settings, ChosenValuesReplaceTheAutos) {
+  const Settings settings = Settings::from(Config::resolve(
+      {}, cli({{"model.split", "auto"}, {"device.2.split", "3"}, {"device.3.split", "auto"},
+               {"device.1.micro_batches", "auto"}})));
+  EXPECT_TRUE(settings.any_auto(3));
+  const Settings planned = settings.with_chosen(&Settings::model, &ModelSection::split, 2, {2, 9, 2})
+                               .with_chosen(&Settings::pipar, &PiparSection::micro_batches, 8, {4, 8, 8});
+  EXPECT_FALSE(planned.any_auto(3));
+  EXPECT_EQ(planned.model.split.all().value(), 2);
+  EXPECT_EQ(planned.model.split.of(1).value(), 2);
+  EXPECT_EQ(planned.model.split.of(2).value(), 3);  // not auto: kept
+  EXPECT_EQ(planned.model.split.of(3).value(), 2);  // its own auto: its own value
+  EXPECT_EQ(planned.pipar.micro_batches.all().value(), 4);  // not auto
+  EXPECT_EQ(planned.pipar.micro_batches.of(1).value(), 4);
+  const std::string ini = planned.config().to_ini();
+  EXPECT_NE(ini.find("split = 2\n"), std::string::npos) << ini;
+  EXPECT_EQ(ini.find("auto"), std::string::npos) << ini;
+  EXPECT_TRUE(settings.model.split.of(1).is_auto());  // the settings planned from stay as they were
 }
 
 TEST(Settings, NamesAndWordsOfAFieldForMessages) {
@@ -77,6 +94,7 @@ TEST(Settings, NamesAndWordsOfAFieldForMessages) {
   EXPECT_EQ(settings.said(&settings.train.batch_size), "train.batch_size = 32");
   EXPECT_TRUE(settings.user_set(&settings.pipar.micro_batches));
   EXPECT_FALSE(settings.user_set(&settings.train.batch_size));
+  EXPECT_EQ(Settings::name(&Settings::output, &OutputSection::file), "output.file");
   const int not_a_field = 0;
   EXPECT_THROW(settings.name_of(&not_a_field), std::logic_error);
 }

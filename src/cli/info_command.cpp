@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/method_columns.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "commands.hpp"
@@ -89,29 +90,6 @@ void print_zoo(const ImageShape& input, std::int64_t classes) {
   }
 }
 
-// The method table (config/methods.hpp): what each method does, one row each.
-void print_methods() {
-  const auto mark = [](bool yes) { return yes ? "yes" : "-"; };
-  std::printf("%-9s %6s %5s %8s %7s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", "method", "splits", "turns",
-              "replicas", "ordered", "micro", "averages", "local", "gradients", "personalised", "auto", "simulate", "resume",
-              "DP noise on", "privacy.mechanism");
-  for (const MethodTraits& m : method_table()) {
-    std::string mechanisms;
-    for (const std::string& name : m.privacy_mechanisms) mechanisms += (mechanisms.empty() ? "" : ",") + name;
-    const char* noise = m.noise == NoiseTarget::model_updates ? "model-updates"
-                        : m.noise == NoiseTarget::activations ? "activations"
-                                                              : "-";
-    const char* personalised = m.personalised_always ? "always" : mark(m.personalisable);
-    std::printf("%-9s %6s %5s %8s %7s %5s %8s %5s %9s %12s %5s %8s %6s %-13s %s\n", m.name.c_str(),
-                mark(m.splits_model), mark(m.takes_turns), mark(m.server_replicas),
-                mark(m.serves_in_device_order), mark(m.micro_batches),
-                mark(m.averages), mark(m.local_phase), mark(m.sends_gradients), personalised, mark(m.plannable),
-                mark(m.simulatable), mark(m.checkpointable), noise, mechanisms.c_str());
-  }
-  std::printf("\n");
-  for (const MethodTraits& m : method_table()) std::printf("%-9s %s\n", m.name.c_str(), m.summary.c_str());
-}
-
 }  // namespace
 
 int info_command(int argc, char** argv) {
@@ -120,6 +98,8 @@ int info_command(int argc, char** argv) {
       "methods", "the methods and what each does (the method table: splits the model, takes turns, "
                  "server replicas, devices served in a seeded order, micro-batches, averages, local phase, gradients sent back, "
                  "train.personalised, auto, cmlbed simulate, --resume, what DP noise perturbs)")(
+      "json", "with --methods: the table as JSON ({\"methods\": [{\"name\": ..., \"splits_model\": true, ...}]}), "
+              "for scripts")(
       "model", po::value<std::string>(), "one model: vgg5 vgg11 vgg16 resnet18 "
                                          "mobilenetv3-small mobilenetv3-large lenet")(
       "model-file", po::value<std::string>(),
@@ -138,12 +118,13 @@ int info_command(int argc, char** argv) {
     throw ConfigError(std::string("info: ") + e.what());
   }
   if (args.count("help")) {
-    std::cout << "Usage: cmlbed info [--model NAME | --model-file PATH] [--input CxHxW] [--classes N] | --methods\n"
+    std::cout << "Usage: cmlbed info [--model NAME | --model-file PATH] [--input CxHxW] [--classes N] | --methods [--json]\n"
               << options;
     return 0;
   }
+  if (args.count("json") && !args.count("methods")) throw ConfigError("info: --json goes with --methods");
   if (args.count("methods")) {
-    print_methods();
+    std::cout << (args.count("json") ? method_table_json().dump(2) + "\n" : method_table_text());
     return 0;
   }
   ImageShape input;

@@ -10,14 +10,14 @@
 
 namespace cmlbed::cli {
 
-void check_pacing_before_run(const Config& config, int devices, bool is_server, std::optional<int> placement_cores,
+void check_pacing_before_run(const Settings& settings, int devices, bool is_server, std::optional<int> placement_cores,
                              const sim::Profile* profile, bool alone) {
-  const std::string mode = config.text("plan.check_pacing");
+  const std::string mode = settings.plan.check_pacing;
   if (mode == "off") return;
   std::optional<std::string> refusal;
   if (is_server) {
     try {
-      const auto spec_of = [&](int n) { return planner::plan_spec(config, n, placement_cores); };
+      const auto spec_of = [&](int n) { return planner::plan_spec(settings, n, placement_cores); };
       const planner::PlanSpec spec = spec_of(devices);
       if (planner::any_device_held(spec)) {
         sim::Profile own;
@@ -28,10 +28,10 @@ void check_pacing_before_run(const Config& config, int devices, bool is_server, 
           quick.warmup = 1;
           quick.repeats = 3;
           quick.check_interpolation = false;
-          own = planner::profile_in_process(planner::plan_spec(config, 1, placement_cores), quick);
+          own = planner::profile_in_process(planner::plan_spec(settings, 1, placement_cores), quick);
         }
         const planner::PacingCheck check = planner::check_pacing(
-            spec_of, [&](int n) { return planner::device_sample_counts(config, n); },
+            spec_of, [&](int n) { return planner::device_sample_counts(settings, n); },
             profile != nullptr ? *profile : own, devices);
         std::cout << "emulation check: " << check.text() << "; " << spec.host_text << std::endl;
         if (mode == "strict" && !check.keeps_pace()) {

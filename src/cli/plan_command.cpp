@@ -48,13 +48,13 @@ int plan_command(int argc, char** argv) {
                 << config_options_description();
       return 0;
     }
-    const Config config = simulation_config(args, started.compact, /*check_output=*/false);
-    const sim::Profile profile = simulation_profile(config, args, "plan");
-    const planner::PlanSpec spec = planner::plan_spec(config, *args.devices);
+    const Settings settings = simulation_settings(args, started.compact, /*check_output=*/false);
+    const sim::Profile profile = simulation_profile(settings, args, "plan");
+    const planner::PlanSpec spec = planner::plan_spec(settings, *args.devices);
     const planner::PlanResult result = planner::search_plan(
-        spec, profile, planner::device_sample_counts(config, *args.devices), {}, planner::first_plan_links_held_at(spec),
+        spec, profile, planner::device_sample_counts(settings, *args.devices), {}, planner::first_plan_links_held_at(spec),
         args.every_candidate ? planner::Search::every_candidate : planner::Search::skip_by_bound);
-    std::cout << "plan for " << config.text("experiment.method") << ", " << config.text("model.name") << ", "
+    std::cout << "plan for " << settings.experiment.method << ", " << settings.model.name << ", "
               << *args.devices << " devices (round time: the simulated second round); host: " << spec.host_text << "\n"
               << "    P     m      round s  server idle %  device idle %     MB/round\n";
     for (std::size_t i = 0; i < result.candidates.size(); ++i) {

@@ -8,6 +8,7 @@
 #include "cmlbed/base/parse_integer.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_table.hpp"
+#include "cmlbed/config/settings.hpp"
 
 namespace po = boost::program_options;
 
@@ -170,7 +171,7 @@ RunArguments parse_run_arguments(int argc, const char* const* argv) {
       args.repeats = parse_repeats(value);
     }
   });
-  if (strict) replace_setting(args.settings, {"plan.check_pacing", "strict", "--strict-emulation"});
+  if (strict) replace_setting(args.settings, {Settings::name(&Settings::plan, &PlanSection::check_pacing), "strict", "--strict-emulation"});
   if (args.markdown && !args.help) {
     throw ConfigError("run: --markdown goes with --help (cmlbed run --help --markdown prints the options' reference page)");
   }
@@ -197,8 +198,11 @@ std::vector<std::vector<RawSetting>> repeat_settings(const std::vector<RawSettin
   for (int k = 0; k < repeats; ++k) {
     const long long seed = first_seed + k;
     std::vector<RawSetting> repeat = settings;
-    replace_setting(repeat, {"experiment.seed", std::to_string(seed), "--repeats"});
-    if (!output_file.empty()) replace_setting(repeat, {"output.file", seeded_output_path(output_file, seed), "--repeats"});
+    replace_setting(repeat, {Settings::name(&Settings::experiment, &ExperimentSection::seed), std::to_string(seed), "--repeats"});
+    if (!output_file.empty()) {
+      replace_setting(repeat, {Settings::name(&Settings::output, &OutputSection::file),
+                               seeded_output_path(output_file, seed), "--repeats"});
+    }
     all.push_back(std::move(repeat));
   }
   return all;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/option_reference.hpp"
 #include "cmlbed/config/option_table.hpp"
@@ -35,13 +36,13 @@
 namespace cmlbed::cli {
 namespace {
 
-// Options a resumed run may change: they change neither its mathematics nor its file
-// (experiment.rounds only where the rounds done so far would have run the same:
-// resume_rules.hpp). Not output.timeline: rounds with and without events in one file
-// would leave its busy and idle times half known.
-bool resume_may_change(const std::string& name) {
-  return name == "experiment.rounds" || name == "experiment.timeout" ||
-         (name.rfind("output.", 0) == 0 && name != "output.file" && name != "output.timeline");
+// The options a resumed run may change (OptionSpec::resume_may_change), for messages.
+std::string options_resume_may_change() {
+  std::string names;
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.resume_may_change) names += (names.empty() ? "" : ", ") + spec.name;
+  }
+  return names;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -80,11 +81,16 @@ std::pair<std::string, int> stored_run(const std::string& file, MPI_Comm comm, b
   return {text, static_cast<int>(sizes[1])};
 }
 
-// Options whose default changed after results files were written without them, with the
-// value those runs had: train.optimizer_state (before it, every method kept its
-// optimizers' state across averages).
+// Options added since results files were written without them, with the value those
+// runs had (OptionSpec::value_before_it_existed).
 std::vector<RawSetting> options_older_runs_had() {
-  return {{"train.optimizer_state", "keep", "a results file written before train.optimizer_state existed"}};
+  std::vector<RawSetting> settings;
+  for (const OptionSpec& spec : option_table()) {
+    if (spec.value_before_it_existed.empty()) continue;
+    settings.push_back({spec.name, spec.value_before_it_existed,
+                        "a results file written before " + spec.name + " existed"});
+  }
+  return settings;
 }
 
 // The configuration of a resumed run: the one stored in the file, with the overrides a
@@ -112,27 +118,28 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
     if (!stored_it) stored_settings.push_back(before);
   }
   const Config stored = Config::resolve(stored_settings, {});
+  const std::string output_file = Settings::name(&Settings::output, &OutputSection::file);
   std::vector<RawSetting> settings;
   for (const RawSetting& setting : args.settings) {
-    if (setting.name == "output.file") {
+    if (setting.name == output_file) {
       if (!same_file(setting.value, file)) {
         throw ConfigError("run: --output.file=" + setting.value + ": a resumed run appends to " + file +
                           "; drop --output.file");
       }
       continue;
     }
-    if (!resume_may_change(setting.name) &&
+    const OptionSpec* spec = find_option(setting.name);
+    if (!(spec && spec->resume_may_change) &&
         Config::resolve(stored_settings, {setting}).to_ini() != stored.to_ini()) {
-      const OptionSpec* spec = find_option(setting.name);
       throw ConfigError("run: --" + setting.name + "=" + setting.value + " would change the configuration " +
                         "stored in " + file +
                         (spec ? " (" + setting.name + " = " + stored.text(setting.name) + ")" : std::string()) +
-                        "; a resumed run keeps it: only experiment.rounds, experiment.timeout and output.* " +
-                        "(but output.timeline) may be changed");
+                        "; a resumed run keeps it: only " + options_resume_may_change() +
+                        " may be changed (and output.file may name the same file)");
     }
     settings.push_back(setting);
   }
-  settings.push_back({"output.file", file, "--resume"});
+  settings.push_back({output_file, file, "--resume"});
   Config config = Config::resolve(stored_settings, settings);
   if (is_server && ::access(file.c_str(), W_OK) != 0) {
     throw ConfigError("run: --resume " + file + ": cannot write it: " + std::strerror(errno));
@@ -142,16 +149,16 @@ Config resume_config(const RunArguments& args, int mpi_size, bool is_server) {
 
 // [privacy] with the Gaussian mechanism: the (epsilon, delta) figure over the run's
 // releases, as root attributes (docs/explanation/privacy.md).
-void record_privacy(const Config& config, int devices, trace::ResultsFile& results) {
-  if (config.text("privacy.mechanism") != "gaussian") return;
-  const std::int64_t releases = train::privacy_releases(config, planner::device_sample_counts(config, devices));
-  const double delta = config.real("privacy.delta");
+void record_privacy(const Settings& settings, int devices, trace::ResultsFile& results) {
+  if (settings.privacy.mechanism != "gaussian") return;
+  const std::int64_t releases = train::privacy_releases(settings, planner::device_sample_counts(settings, devices));
+  const double delta = settings.privacy.delta;
   results.set_root_number("privacy_releases", static_cast<double>(releases));
   results.set_root_number("privacy_delta", delta);
-  const double sensitivity = train::privacy_sensitivity(config);
+  const double sensitivity = train::privacy_sensitivity(settings);
   results.set_root_number("privacy_sensitivity", sensitivity);
   results.set_root_number("privacy_epsilon",
-                          train::gaussian_epsilon(config.real("privacy.noise_multiplier"), releases, delta, sensitivity));
+                          train::gaussian_epsilon(settings.privacy.noise_multiplier, releases, delta, sensitivity));
 }
 
 // What a `cmlbed run` was asked to do, parsed and checked on every rank.
@@ -160,45 +167,33 @@ struct RunRequest {
   char** argv = nullptr;
   RunArguments args;
   int ranks = 0;
-  std::optional<Config> config;
-  std::vector<RawSetting> file_settings;
-  std::vector<RawSetting> auto_settings;  // the command line as given, autos included
-  bool planning = false;                  // model.split or pipar.micro_batches = auto
-  // One entry per repeat (--repeats N; one without it): its configuration (autos replaced
-  // by placeholders) and its command line as given (planning).
-  std::vector<Config> repeats;
-  std::vector<std::vector<RawSetting>> auto_repeats;
+  bool planning = false;  // model.split or pipar.micro_batches = auto
+  // One entry per repeat (--repeats N; one without it, and one for --resume): its
+  // settings, validated, autos kept for the planner.
+  std::vector<Settings> repeats;
 };
 
-// A new run's configuration: with auto options everything else is checked now, on
-// placeholder values; the planner's choice replaces them before the run (choose_auto).
-// Every repeat is checked now, its output file included, so that the third seed cannot
-// fail after two have run.
+// A new run's settings, checked once; the planner's choice replaces the autos before the
+// run (choose_auto). Every repeat is checked now, its output file included, so that the
+// third seed cannot fail after two have run.
 void check_new_run(RunRequest& request, bool is_server, const run::RunStamp& started) {
   RunArguments& args = request.args;
-  request.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
-  request.planning = planner::wants_auto(request.file_settings, args.settings);
-  if (request.planning) {
-    request.auto_settings = args.settings;
-    args.settings = planner::with_autos_replaced(request.file_settings, request.auto_settings, 1, 1);
-  }
-  request.config = Config::resolve(request.file_settings, args.settings);
-  if (is_server && request.config->text("output.file").empty()) {
+  const std::vector<RawSetting> file_settings =
+      args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  Settings first = Config::resolve(file_settings, args.settings);
+  if (is_server && first.output.file.empty()) {
     // Resolve the default file name once, so that the checked path, the path written
     // and the configuration stored in the file all agree.
-    args.settings.push_back({"output.file", output_path(*request.config, started.compact), "default"});
-    if (request.planning) request.auto_settings.push_back(args.settings.back());
-    request.config = Config::resolve(request.file_settings, args.settings);
+    args.settings.push_back(
+        {Settings::name(&Settings::output, &OutputSection::file), output_path(first, started.compact), "default"});
+    first = Config::resolve(file_settings, args.settings);
   }
-  const long long seed = request.config->integer("experiment.seed");
-  const std::string output_file = request.config->text("output.file");
-  request.auto_repeats = repeat_settings(request.auto_settings, args.repeats, seed, output_file);
-  for (const auto& settings : repeat_settings(args.settings, args.repeats, seed, output_file)) {
-    request.repeats.push_back(Config::resolve(request.file_settings, settings));
+  for (const auto& settings : repeat_settings(args.settings, args.repeats, first.experiment.seed, first.output.file)) {
+    request.repeats.emplace_back(Config::resolve(file_settings, settings));
     validate_config(request.repeats.back(), request.ranks, /*check_output=*/is_server && !args.dry_run);
   }
-  request.config = request.repeats.front();
-  if (!request.planning) planner::refuse_replan_without_auto(*request.config);
+  request.planning = request.repeats.front().any_auto(request.ranks - 1);
+  planner::refuse_replan_without_auto(request.repeats.front(), request.ranks - 1);
 }
 
 // Every rank parses and validates the same inputs (ConfigError for bad ones).
@@ -207,38 +202,37 @@ void check_request(RunRequest& request, int mpi_size, bool is_server, const run:
   if (request.args.help) return;
   request.ranks = planned_ranks(request.args, mpi_size);
   if (!request.args.resume_file.empty()) {
-    request.config = resume_config(request.args, mpi_size, is_server);
-    if (request.config->text("plan.replan") != "off") {
+    const Settings& stored = request.repeats.emplace_back(resume_config(request.args, mpi_size, is_server));
+    if (stored.plan.replan != "off") {
       throw ConfigError("run: cannot resume " + request.args.resume_file + ": it ran with plan.replan = " +
-                        request.config->text("plan.replan") + ", which keeps no checkpoints (a re-planned run " +
+                        stored.plan.replan + ", which keeps no checkpoints (a re-planned run " +
                         "cannot be resumed yet); run its configuration again");
     }
-    validate_config(*request.config, request.ranks, /*check_output=*/false);  // the file exists: it is appended to
+    validate_config(stored, request.ranks, /*check_output=*/false);  // the file exists: it is appended to
   } else {
     check_new_run(request, is_server, started);
   }
-  if (!request.args.dry_run) train::check_method_available(*request.config);
+  if (!request.args.dry_run) train::check_method_available(request.repeats.front());
 }
 
 // --dry-run, on rank 0: the run's plan and what repeats and auto will do.
 int print_dry_run(const RunRequest& request) {
   try {
-    print_run_listing(*request.config, request.ranks - 1, std::cout);
-    const std::vector<Config>& repeats = request.repeats;
+    const Settings& first = request.repeats.front();
+    print_run_listing(first, request.ranks - 1, std::cout);
+    const std::vector<Settings>& repeats = request.repeats;
     if (repeats.size() > 1) {
       std::cout << "note: --repeats " << repeats.size() << " runs this plan with experiment.seed = "
-                << repeats.front().text("experiment.seed") << ".." << repeats.back().text("experiment.seed")
-                << ", writing " << repeats.front().text("output.file") << " .. " << repeats.back().text("output.file")
-                << "\n";
+                << first.experiment.seed << ".." << repeats.back().experiment.seed << ", writing "
+                << first.output.file << " .. " << repeats.back().output.file << "\n";
     }
     if (!request.planning) {
-      check_pacing_before_run(*request.config, request.ranks - 1, /*is_server=*/true, std::nullopt, nullptr,
+      check_pacing_before_run(first, request.ranks - 1, /*is_server=*/true, std::nullopt, nullptr,
                               /*alone=*/true);
     }
     if (request.planning) {
       std::cout << "note: model.split / pipar.micro_batches = auto are chosen by the planner before round 1 "
-                   "(cmlbed plan shows its candidates); the plan above shows split 1 and 1 micro-batch "
-                   "in their place\n";
+                   "(cmlbed plan shows its candidates)\n";
     }
   } catch (const std::invalid_argument& e) {  // e.g. data too small for the devices
     std::cerr << "cmlbed: error: " << e.what() << "\n";
@@ -253,7 +247,8 @@ int print_dry_run(const RunRequest& request) {
 // One repeat: plan it (auto) and run it. Returns the exit status.
 int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, const run::RunStamp& started) {
   const bool is_server = mpi.rank() == 0;
-  Config config = request.repeats[k];
+  const int devices = request.ranks - 1;
+  Settings settings = request.repeats[k];
   std::optional<trace::ResultsFile::PlanTable> plan;
   std::optional<planner::Replanner> replanner;
   std::optional<sim::Profile> planned_profile;
@@ -261,47 +256,41 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   if (request.planning) {
     // Each seed is planned on its own: profiling is part of the method's cost and varies
     // with the host as the rounds do.
-    planner::AutoChoice choice =
-        planner::choose_auto(config, request.file_settings, request.auto_repeats[k], request.ranks - 1, is_server,
-                              mpi.comm());
-    config = Config::resolve(request.file_settings, choice.cli_settings);
-    validate_config(config, request.ranks, /*check_output=*/false);
+    planner::AutoChoice choice = planner::choose_auto(settings, devices, is_server, mpi.comm());
+    settings = choice.settings;
     plan = std::move(choice.table);
     placement_cores = choice.placement_cores;
     if (is_server) planned_profile = choice.profile;  // the emulation check's, before it moves
-    planner::PlanSpec spec = planner::plan_spec(config, request.ranks - 1, choice.placement_cores);
+    planner::PlanSpec spec = planner::plan_spec(settings, devices, choice.placement_cores);
     if (spec.replans) {
       std::vector<std::size_t> samples;
-      if (is_server) samples = planner::device_sample_counts(config, request.ranks - 1);
+      if (is_server) samples = planner::device_sample_counts(settings, devices);
       replanner.emplace(std::move(spec), is_server, std::move(choice.profile), std::move(choice.freedom),
-                        std::move(choice.plan), std::move(samples));
+                        std::move(choice.plan.devices), std::move(samples));
     }
   }
-  const int devices = request.ranks - 1;
-  if (!placement_cores && config.text("plan.check_pacing") != "off") {
+  if (!placement_cores && settings.plan.check_pacing != "off") {
     placement_cores = planner::run_placement(MPI_COMM_WORLD).cores;
   }
-  check_pacing_before_run(config, devices, is_server, placement_cores, planned_profile ? &*planned_profile : nullptr,
+  check_pacing_before_run(settings, devices, is_server, placement_cores, planned_profile ? &*planned_profile : nullptr,
                           /*alone=*/false);
-  return run::run_experiment(config, mpi, config.text("output.file"), k == 0 ? started : run::now_stamp(),
-                               request.args.resume_file.empty() ? run::RunStart::fresh : run::RunStart::resume,
-                               [&](trace::ResultsFile& results) {
-                                 if (plan) results.write_plan(*plan);
-                                 record_privacy(config, devices, results);
-                               },
-                               replanner ? &*replanner : nullptr);
+  return run::run_experiment(settings, mpi, settings.output.file, k == 0 ? started : run::now_stamp(),
+                             request.args.resume_file.empty() ? run::RunStart::fresh : run::RunStart::resume,
+                             [&](trace::ResultsFile& results) {
+                               if (plan) results.write_plan(*plan);
+                               record_privacy(settings, devices, results);
+                             },
+                             replanner ? &*replanner : nullptr);
 }
 
 // Every repeat in turn; the first that does not succeed ends the command.
 int run_repeats(RunRequest& request, const net::MpiSession& mpi, const run::RunStamp& started) {
   const bool is_server = mpi.rank() == 0;
-  if (request.repeats.empty()) request.repeats = {*request.config};  // --resume: the one stored run
   const std::size_t n = request.repeats.size();
   for (std::size_t k = 0; k < n; ++k) {
     if (n > 1 && is_server) {
       std::cout << "cmlbed: repeat " << k + 1 << " of " << n << ": experiment.seed = "
-                << request.repeats[k].text("experiment.seed") << ", writing "
-                << request.repeats[k].text("output.file") << std::endl;
+                << request.repeats[k].experiment.seed << ", writing " << request.repeats[k].output.file << std::endl;
     }
     // Each repeat's start-up is its own, not the earlier repeats' whole runs.
     if (k > 0) trace::startup_clock().restart();

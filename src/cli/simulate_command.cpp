@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cmlbed/base/parse_integer.hpp"
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/config/option_table.hpp"
@@ -51,12 +51,12 @@ std::vector<sim::SimulatedRound> simulate_replanning(const planner::PlanSpec& sp
   return rounds;
 }
 
-int simulate(const Config& config, const SimulateArguments& args, const sim::Profile& profile,
+int simulate(const Settings& settings, const SimulateArguments& args, const sim::Profile& profile,
              const SimulationChoice& chosen, const run::RunStamp& started) {
   const int devices = *args.devices;
   const auto began = std::chrono::steady_clock::now();
-  const planner::PlanSpec spec = planner::plan_spec(config, devices);
-  const planner::SampleCounts samples = planner::sample_counts(config, devices);
+  const planner::PlanSpec spec = planner::plan_spec(settings, devices);
+  const planner::SampleCounts samples = planner::sample_counts(settings, devices);
   sim::SimulationInput input = planner::simulation_input(spec, profile, samples.devices);
   input.evaluation_s = planner::evaluation_seconds(spec, profile, samples.test, devices);
   std::optional<planner::Replanner> replanner;
@@ -74,12 +74,12 @@ int simulate(const Config& config, const SimulateArguments& args, const sim::Pro
   for (const std::int64_t n : per_rank) events += n;
   const bool totals = args.events == "totals" || (args.events == "auto" && events > kMostEventsKept);
 
-  const std::string path = config.text("output.file");
+  const std::string path = settings.output.file;
   trace::RunInfo info =
-      run::run_info(config, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1)));
+      run::run_info(settings, started, devices + 1, {}, std::vector<net::ClockEstimate>(static_cast<std::size_t>(devices + 1)));
   info.event_detail = totals ? trace::EventDetail::totals : trace::EventDetail::all;
   if (!totals) info.expected_events = per_rank;
-  trace::ResultsFile results(path, config.flag("output.overwrite"), info);
+  trace::ResultsFile results(path, settings.output.overwrite, info);
   results.mark_simulated(sim::to_json(profile).dump());
   if (chosen.table) results.write_plan(*chosen.table);
   if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
@@ -103,7 +103,7 @@ int simulate(const Config& config, const SimulateArguments& args, const sim::Pro
   results.set_summary(train::summarize(records));
   results.close();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  train::print_summary(config.text("experiment.method") + ", simulated", records, path, std::cout);
+  train::print_summary(settings.experiment.method + ", simulated", records, path, std::cout);
   if (totals) {
     std::cout << "events: " << events << " summed per rank, round, lane, kind and message (/event_totals; "
               << (args.events == "auto" ? "more than " + std::to_string(kMostEventsKept) + " events; " : std::string())
@@ -135,13 +135,13 @@ int simulate_command(int argc, char** argv) {
                 << config_options_description();
       return 0;
     }
-    // With auto: a probe configuration (placeholders) to profile, then the planner's
-    // choice from that profile, as `cmlbed run` makes it before round 1.
-    const Config probe = simulation_config(args, started.compact, /*check_output=*/true);
-    if (!args.auto_settings) planner::refuse_replan_without_auto(probe);
-    const sim::Profile profile = simulation_profile(probe, args, "simulate");
-    const SimulationChoice chosen = simulation_choice(probe, profile, args, started.compact);
-    return simulate(chosen.config, args, profile, chosen, started);
+    // With auto: the settings' profile, then the planner's choice from it, as `cmlbed
+    // run` makes it before round 1.
+    const Settings settings = simulation_settings(args, started.compact, /*check_output=*/true);
+    planner::refuse_replan_without_auto(settings, *args.devices);
+    const sim::Profile profile = simulation_profile(settings, args, "simulate");
+    const SimulationChoice chosen = simulation_choice(settings, profile, *args.devices);
+    return simulate(chosen.settings, args, profile, chosen, started);
   });
 }
 

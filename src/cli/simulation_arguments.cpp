@@ -86,28 +86,20 @@ SimulateArguments parse_simulate_arguments(const std::string& command, int argc,
   return args;
 }
 
-Config simulation_config(SimulateArguments& args, const std::string& stamp, bool check_output) {
-  if (!args.file_settings) {
-    args.file_settings = args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+Settings simulation_settings(const SimulateArguments& args, const std::string& stamp, bool check_output) {
+  const std::vector<RawSetting> file_settings =
+      args.config_file.empty() ? std::vector<RawSetting>{} : read_ini_settings(args.config_file);
+  Settings settings = Config::resolve(file_settings, args.settings);
+  if (settings.output.file.empty()) {
+    settings = settings.config().with_settings(
+        {{Settings::name(&Settings::output, &OutputSection::file),
+          "results/" + settings.experiment.method + "-simulated-" + stamp + ".h5", "default"}});
   }
-  const std::vector<RawSetting>& file_settings = *args.file_settings;
-  if (!args.auto_settings && planner::wants_auto(file_settings, args.settings)) {
-    // Placeholders that pass the checks: plan searches every split and micro-batch count
-    // anyway, simulate plans them once it has its profile (simulation_choice).
-    args.auto_settings = args.settings;
-    args.settings = planner::with_autos_replaced(file_settings, args.settings, 1, 1);
-  }
-  Config config = Config::resolve(file_settings, args.settings);
-  if (config.text("output.file").empty()) {
-    args.settings.push_back(
-        {"output.file", "results/" + config.text("experiment.method") + "-simulated-" + stamp + ".h5", "default"});
-    config = Config::resolve(file_settings, args.settings);
-  }
-  validate_config(config, *args.devices + 1, check_output);
-  return config;
+  validate_config(settings, *args.devices + 1, check_output);
+  return settings;
 }
 
-sim::Profile simulation_profile(const Config& config, const SimulateArguments& args, const std::string& command) {
+sim::Profile simulation_profile(const Settings& settings, const SimulateArguments& args, const std::string& command) {
   if (!args.profile_file.empty()) {
     try {
       return sim::read_profile(args.profile_file);
@@ -116,21 +108,13 @@ sim::Profile simulation_profile(const Config& config, const SimulateArguments& a
     }
   }
   std::cout << command << ": profiling here first (as the server and as device 1)" << std::endl;
-  return planner::profile_in_process(planner::plan_spec(config, 1), planner::ProfilerSettings{});
+  return planner::profile_in_process(planner::plan_spec(settings, 1), planner::ProfilerSettings{});
 }
 
-SimulationChoice simulation_choice(const Config& probe, const sim::Profile& profile, SimulateArguments& args,
-                                   const std::string& stamp) {
-  if (!args.auto_settings) return {probe, std::nullopt, {}, {}};
-  planner::AutoChoice choice = planner::choose_auto_from(probe, profile, *args.file_settings, *args.auto_settings, *args.devices);
-  args.settings = choice.cli_settings;
-  // The probe's default output.file, so that the choice does not move it.
-  if (std::none_of(args.settings.begin(), args.settings.end(),
-                   [](const RawSetting& s) { return s.name == "output.file"; })) {
-    args.settings.push_back({"output.file", probe.text("output.file"), "default"});
-  }
-  return {simulation_config(args, stamp, /*check_output=*/true), std::move(choice.table), std::move(choice.freedom),
-          std::move(choice.plan)};
+SimulationChoice simulation_choice(const Settings& settings, const sim::Profile& profile, int devices) {
+  if (!settings.any_auto(devices)) return {settings, std::nullopt, {}, {}};
+  planner::AutoChoice choice = planner::choose_auto_from(settings, profile, devices);
+  return {choice.settings, std::move(choice.table), std::move(choice.freedom), std::move(choice.plan.devices)};
 }
 
 int report_errors(const std::function<int()>& command) {

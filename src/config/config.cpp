@@ -202,6 +202,24 @@ const OptionSpec& spec_or_throw(const std::string& name) {
 
 }  // namespace
 
+void Config::apply(const RawSetting& setting) {
+  if (setting.name.rfind("device.", 0) == 0) {
+    const auto [device, spec] = parse_device_setting(setting);
+    check_value(*spec, setting.name, setting.value, setting.origin);
+    device_values_[device][spec->name] = setting.value;
+    user_set_[spec->name] = setting.origin;
+    return;
+  }
+  const OptionSpec* spec = find_option(setting.name);
+  if (spec == nullptr) {
+    throw ConfigError("unknown option '" + setting.name + "' (" + setting.origin + ")" +
+                      suggestion_for(setting.name) + " (`cmlbed run --help` lists the options)");
+  }
+  check_value(*spec, setting.name, setting.value, setting.origin);
+  values_[spec->name] = setting.value;
+  user_set_[spec->name] = setting.origin;
+}
+
 Config Config::resolve(const std::vector<RawSetting>& file_settings,
                        const std::vector<RawSetting>& command_line_settings) {
   Config config;
@@ -214,24 +232,15 @@ Config Config::resolve(const std::vector<RawSetting>& file_settings,
         throw ConfigError("option '" + setting.name + "' is given more than once (" +
                           setting.origin + ")");
       }
-      if (setting.name.rfind("device.", 0) == 0) {
-        const auto [device, spec] = parse_device_setting(setting);
-        check_value(*spec, setting.name, setting.value, setting.origin);
-        config.device_values_[device][spec->name] = setting.value;
-        config.user_set_[spec->name] = setting.origin;
-        continue;
-      }
-      const OptionSpec* spec = find_option(setting.name);
-      if (spec == nullptr) {
-        throw ConfigError("unknown option '" + setting.name + "' (" + setting.origin + ")" +
-                          suggestion_for(setting.name) +
-                          " (`cmlbed run --help` lists the options)");
-      }
-      check_value(*spec, setting.name, setting.value, setting.origin);
-      config.values_[spec->name] = setting.value;
-      config.user_set_[spec->name] = setting.origin;
+      config.apply(setting);
     }
   }
+  return config;
+}
+
+Config Config::with_settings(const std::vector<RawSetting>& settings) const {
+  Config config = *this;
+  for (const RawSetting& setting : settings) config.apply(setting);
   return config;
 }
 

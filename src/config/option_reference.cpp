@@ -39,6 +39,7 @@ std::string notes(const OptionSpec& spec) {
   if (spec.per_device) text += " *Per device.*";
   if (spec.allows_distribution) text += " *May be drawn per device: `uniform(A,B)` or `lognormal(M,S)`.*";
   if (spec.allows_auto) text += " *`auto`: chosen by the planner before the run.*";
+  if (spec.resume_may_change) text += " *A resumed run may change it.*";
   return text;
 }
 

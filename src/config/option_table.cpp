@@ -68,6 +68,19 @@ OptionSpec per_device(OptionSpec spec) {
   return spec;
 }
 
+// An option a resumed run may change (OptionSpec::resume_may_change).
+OptionSpec changeable_on_resume(OptionSpec spec) {
+  spec.resume_may_change = true;
+  return spec;
+}
+
+// An option added after results files were written without it, which those runs ran
+// as `value_then` (OptionSpec::value_before_it_existed).
+OptionSpec existed_later(OptionSpec spec, std::string value_then) {
+  spec.value_before_it_existed = std::move(value_then);
+  return spec;
+}
+
 // A per-device option whose value may be drawn per device from a distribution.
 OptionSpec drawn_per_device(OptionSpec spec) {
   spec.per_device = true;
@@ -82,16 +95,16 @@ std::vector<OptionSpec> run_options() {
   return {
       // [experiment]
       choice("experiment.method", default_method(), method_names(), method_help()),
-      bounded(option("experiment.rounds", T::integer, "5", "rounds",
-                     "training rounds (see train.aggregate_every)"),
-              1, 1e6),
+      changeable_on_resume(bounded(option("experiment.rounds", T::integer, "5", "rounds",
+                                          "training rounds (see train.aggregate_every)"),
+                                   1, 1e6)),
       bounded(option("experiment.seed", T::integer, "1", "integer",
                      "seed for model weights, data partition and synthetic data"),
               0, 4294967295.0),
 
-      option("experiment.timeout", T::duration, "300s", "duration",
-             "longest wait for any one message; a dead rank or lost message ends the run "
-             "with an error naming rank and stage (completed rounds stay in the file)"),
+      changeable_on_resume(option("experiment.timeout", T::duration, "300s", "duration",
+                                  "longest wait for any one message; a dead rank or lost message ends the run "
+                                  "with an error naming rank and stage (completed rounds stay in the file)")),
 
       // [model]
       choice("model.name", "vgg5", model_choices(), "network from the model zoo, or torchscript: "
@@ -157,13 +170,15 @@ std::vector<OptionSpec> training_options() {
       bounded(option("train.lr", T::real, "0.01", "", "learning rate"), 1e-12, 100),
       bounded(option("train.momentum", T::real, "0.9", "", "SGD momentum"), 0, 0.999999),
       bounded(option("train.weight_decay", T::real, "0", "", "L2 weight decay"), 0, 1),
-      choice("train.optimizer_state", "reset", {"reset", "keep"},
+      // Before it, every method kept its optimizers' state across averages.
+      existed_later(choice("train.optimizer_state", "reset", {"reset", "keep"},
              "what an optimizer's state (SGD momentum, Adam's moments) does when its model's "
              "weights are replaced from outside: reset starts a fresh optimizer (fl, sfl, pipar: "
              "on each device and server replica after every average; sl: on a device each time "
              "the device part is handed to it), as Flower's examples and SplitFed's code do; keep "
              "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
              "adasplit (nothing replaced). docs/explanation/optimizer-state.md"),
+                    "keep"),
       option("train.personalised", T::flag, "false", "true/false",
              method_list(&MethodTraits::personalisable) +
                  ": each device keeps its own device part (never averaged, never "
@@ -371,16 +386,16 @@ std::vector<OptionSpec> privacy_and_output_options() {
       // [output]
       option("output.file", T::path, "", "path",
              "HDF5 results file; empty = results/<method>-<date>-<time>.h5"),
-      option("output.overwrite", T::flag, "false", "true/false",
-             "replace output.file if it exists"),
+      changeable_on_resume(option("output.overwrite", T::flag, "false", "true/false",
+                                  "replace output.file if it exists")),
       option("output.timeline", T::flag, "true", "true/false",
              "record per-stage events (turn off only to measure the recording's cost)"),
-      option("output.progress", T::flag, "true", "true/false",
-             "print a progress line per round on rank 0"),
-      bounded(option("output.checkpoint", T::integer, "1", "rounds",
-                     "write a checkpoint (<output.file>.ckpt) every N rounds and after the "
-                     "last, for `cmlbed run --resume`; 0 = never"),
-              0, 1e9),
+      changeable_on_resume(option("output.progress", T::flag, "true", "true/false",
+                                  "print a progress line per round on rank 0")),
+      changeable_on_resume(bounded(option("output.checkpoint", T::integer, "1", "rounds",
+                                          "write a checkpoint (<output.file>.ckpt) every N rounds and after the "
+                                          "last, for `cmlbed run --resume`; 0 = never"),
+                                   0, 1e9)),
   };
 }
 

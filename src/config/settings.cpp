@@ -215,11 +215,39 @@ const Binding& binding_of(const Settings& settings, const void* field) {
 
 }  // namespace
 
-Settings Settings::from(const Config& config) {
-  Settings settings;
-  settings.config_ = std::make_shared<const Config>(config);
-  for (const Binding& binding : bindings()) binding.read(settings.config_, settings);
-  return settings;
+Settings::Settings(const Config& config) : config_(std::make_shared<const Config>(config)) {
+  for (const Binding& binding : bindings()) binding.read(config_, *this);
+}
+
+Settings Settings::with_chosen_at(const void* field, std::int64_t uniform,
+                               const std::vector<std::int64_t>& per_device) const {
+  const std::string& name = binding_of(*this, field).name;
+  if (!find_option(name)->allows_auto) throw std::logic_error("settings: " + name + " cannot be auto");
+  const std::string origin = "the planner (auto)";
+  std::vector<RawSetting> chosen;
+  const bool all_auto = config_->text(name) == "auto";
+  if (all_auto) chosen.push_back({name, std::to_string(uniform), origin});
+  const auto& overrides = config_->device_overrides();
+  for (int device = 1; device <= static_cast<int>(per_device.size()); ++device) {
+    if (config_->text(name, device) != "auto") continue;
+    const std::int64_t own = per_device[static_cast<std::size_t>(device - 1)];
+    const auto section = overrides.find(device);
+    const bool set_in_section = section != overrides.end() && section->second.count(name) > 0;
+    if (own != uniform || set_in_section || !all_auto) chosen.push_back({name_of(field, device), std::to_string(own), origin});
+  }
+  return Settings(config_->with_settings(chosen));
+}
+
+const Settings& Settings::defaults_instance() {
+  static const Settings defaults = Settings::defaults();
+  return defaults;
+}
+
+bool Settings::any_auto(int devices) const {
+  for (int device = 0; device <= devices; ++device) {
+    if (model.split.of(device).is_auto() || pipar.micro_batches.of(device).is_auto()) return true;
+  }
+  return false;
 }
 
 std::string Settings::name_of(const void* field, int device) const {

@@ -20,92 +20,9 @@
 namespace cmlbed::planner {
 namespace {
 
-constexpr const char* kSplit = "model.split";
-constexpr const char* kMicroBatches = "pipar.micro_batches";
-
-// The value that wins for `name`: the command line's, else the file's, else none.
-std::optional<std::string> effective(const std::vector<RawSetting>& file_settings,
-                                     const std::vector<RawSetting>& cli_settings, const std::string& name) {
-  for (const auto* settings : {&cli_settings, &file_settings}) {
-    for (const RawSetting& setting : *settings) {
-      if (setting.name == name) return setting.value;
-    }
-  }
-  return std::nullopt;
-}
-
-bool is_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
-             const std::string& name) {
-  return effective(file_settings, cli_settings, name) == std::optional<std::string>("auto");
-}
-
-// "device.K.split" for model.split, "device.K.micro_batches" for pipar.micro_batches.
-std::string device_name(int device, const std::string& name) {
-  return "device." + std::to_string(device) + name.substr(name.find('.'));
-}
-
-// Whether device `device` leaves `name` to the planner: its own [device.K] value wins,
-// then the global one (as Config::resolve orders them).
-bool is_auto_for(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
-                 const std::string& name, int device) {
-  if (effective(file_settings, cli_settings, device_name(device, name))) {
-    return is_auto(file_settings, cli_settings, device_name(device, name));
-  }
-  return is_auto(file_settings, cli_settings, name);
-}
-
-// Every setting name (global or per device) whose winning value is auto.
-std::vector<std::string> auto_names(const std::vector<RawSetting>& file_settings,
-                                    const std::vector<RawSetting>& cli_settings) {
-  std::vector<std::string> names;
-  for (const auto* settings : {&file_settings, &cli_settings}) {
-    for (const RawSetting& setting : *settings) {
-      if (std::find(names.begin(), names.end(), setting.name) == names.end() &&
-          is_auto(file_settings, cli_settings, setting.name)) {
-        names.push_back(setting.name);
-      }
-    }
-  }
-  return names;
-}
-
-// The command line with `values` (name -> value) set: given on it, replaced; else added
-// (winning over the file's).
-std::vector<RawSetting> with_values(std::vector<RawSetting> cli_settings,
-                                    const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, value] : values) {
-    bool replaced = false;
-    for (RawSetting& setting : cli_settings) {
-      if (setting.name == name) setting.value = value, replaced = true;
-    }
-    if (!replaced) cli_settings.push_back({name, value, "the planner (auto)"});
-  }
-  return cli_settings;
-}
-
-}  // namespace
-
-bool wants_auto(const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings) {
-  return !auto_names(file_settings, cli_settings).empty();
-}
-
-std::vector<RawSetting> with_autos_replaced(const std::vector<RawSetting>& file_settings,
-                                            const std::vector<RawSetting>& cli_settings, std::int64_t split,
-                                            std::int64_t micro_batches) {
-  std::vector<std::pair<std::string, std::string>> values;
-  for (const std::string& name : auto_names(file_settings, cli_settings)) {
-    const bool is_split = name == kSplit || (name.size() > 6 && name.compare(name.size() - 6, 6, ".split") == 0);
-    values.emplace_back(name, std::to_string(is_split ? split : micro_batches));
-  }
-  return with_values(cli_settings, values);
-}
-
-namespace {
-
 // What the planner may choose per device: its own split / micro-batch count where they
 // are not auto (ConfigError for a method with nothing to choose).
-std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec, const std::vector<RawSetting>& file_settings,
-                                      const std::vector<RawSetting>& cli_settings) {
+std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec) {
   const MethodTraits& method = spec.traits();
   if (!method.plannable) {
     throw ConfigError("auto needs experiment.method = " + method_list(&MethodTraits::plannable, "or") +
@@ -113,11 +30,11 @@ std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec, const std::vector<Ra
                       method.name);
   }
   std::vector<DeviceFreedom> freedom(spec.devices.size());
-  for (int d = 1; d <= static_cast<int>(spec.devices.size()); ++d) {
-    DeviceFreedom& f = freedom[static_cast<std::size_t>(d - 1)];
-    const DevicePlanSpec& own = spec.devices[static_cast<std::size_t>(d - 1)];
-    if (!is_auto_for(file_settings, cli_settings, kSplit, d)) f.split = own.split;
-    if (!is_auto_for(file_settings, cli_settings, kMicroBatches, d)) {
+  for (std::size_t d = 0; d < spec.devices.size(); ++d) {
+    DeviceFreedom& f = freedom[d];
+    const DevicePlanSpec& own = spec.devices[d];
+    if (!own.split_auto) f.split = own.split;
+    if (!own.micro_batches_auto) {
       f.micro_batches = own.micro_batches;
     } else if (!method.micro_batches) {
       throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method.name + ": only " +
@@ -128,21 +45,16 @@ std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec, const std::vector<Ra
 }
 
 // The search (rank 0's part): fills `table`, prints one line per device and a summary,
-// and returns the best uniform (split, m), then each device's (split, m).
-std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<std::size_t>& samples,
+// and returns the plan.
+Plan search_choice(const PlanSpec& spec, const std::vector<std::size_t>& samples,
                                         const sim::Profile& profile, const std::vector<DeviceFreedom>& freedom,
                                         double profiled_s,
                                         std::chrono::steady_clock::time_point started,
                                         trace::ResultsFile::PlanTable& table) {
-  const int devices = static_cast<int>(freedom.size());
-  std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
   const PlanResult result = search_plan(spec, profile, samples, freedom, first_plan_links_held_at(spec));
   const PlanCandidate& best = result.candidates[result.best];
-  chosen[0] = static_cast<std::int64_t>(best.split);
-  chosen[1] = best.micro_batches;
+  const Plan plan{best.split, best.micro_batches, result.choices};
   for (std::size_t d = 0; d < result.choices.size(); ++d) {
-    chosen[2 + 2 * d] = static_cast<std::int64_t>(result.choices[d].split);
-    chosen[3 + 2 * d] = result.choices[d].micro_batches;
     table.device_split.push_back(static_cast<double>(result.choices[d].split));
     table.device_micro_batches.push_back(result.choices[d].micro_batches);
   }
@@ -185,37 +97,41 @@ std::vector<std::int64_t> search_choice(const PlanSpec& spec, const std::vector<
             << ", " << best.micro_batches << " micro-batches, " << best.round_s
             << " s; the PiPar authors' closed form would take " << result.closed_form_micro_batches
             << " micro-batches (predicted round " << result.closed_form.round_s << " s)" << std::endl;
-  return chosen;
+  return plan;
 }
 
-// Every rank's part: the command line and the plan per device from search_choice's
-// numbers. Global autos take the best uniform pair; a device gets its own setting where
-// its choice differs from that or its own [device.K] value was auto.
-void adopt(AutoChoice& choice, const std::vector<std::int64_t>& chosen, const std::vector<RawSetting>& file_settings,
-           const std::vector<RawSetting>& cli_settings, int devices) {
-  std::vector<std::pair<std::string, std::string>> values;
-  const std::string uniform[2] = {std::to_string(chosen[0]), std::to_string(chosen[1])};
-  const char* names[2] = {kSplit, kMicroBatches};
-  for (int i = 0; i < 2; ++i) {
-    if (is_auto(file_settings, cli_settings, names[i])) values.emplace_back(names[i], uniform[i]);
-  }
-  for (int d = 1; d <= devices; ++d) {
-    for (int i = 0; i < 2; ++i) {
-      const std::string own = std::to_string(chosen[static_cast<std::size_t>(2 * d + i)]);
-      if (is_auto_for(file_settings, cli_settings, names[i], d) &&
-          (own != uniform[i] || is_auto(file_settings, cli_settings, device_name(d, names[i])))) {
-        values.emplace_back(device_name(d, names[i]), own);
-      }
+// Rank 0's plan on every rank of `comm` (collective).
+Plan broadcast_plan(Plan plan, int devices, MPI_Comm comm) {
+  std::vector<std::int64_t> numbers(2 + 2 * static_cast<std::size_t>(devices), 0);
+  if (plan.devices.size() == static_cast<std::size_t>(devices)) {
+    numbers[0] = static_cast<std::int64_t>(plan.split);
+    numbers[1] = plan.micro_batches;
+    for (std::size_t d = 0; d < plan.devices.size(); ++d) {
+      numbers[2 + 2 * d] = static_cast<std::int64_t>(plan.devices[d].split);
+      numbers[3 + 2 * d] = plan.devices[d].micro_batches;
     }
   }
-  choice.cli_settings = with_values(cli_settings, values);
-  for (int d = 1; d <= devices; ++d) {
-    choice.plan.push_back({static_cast<std::size_t>(chosen[static_cast<std::size_t>(2 * d)]),
-                           static_cast<int>(chosen[static_cast<std::size_t>(2 * d + 1)])});
+  CMLBED_MPI_CHECK(MPI_Bcast(numbers.data(), static_cast<int>(numbers.size()), MPI_INT64_T, 0, comm));
+  plan.split = static_cast<std::size_t>(numbers[0]);
+  plan.micro_batches = static_cast<int>(numbers[1]);
+  plan.devices.resize(static_cast<std::size_t>(devices));
+  for (std::size_t d = 0; d < plan.devices.size(); ++d) {
+    plan.devices[d] = {static_cast<std::size_t>(numbers[2 + 2 * d]), static_cast<int>(numbers[3 + 2 * d])};
   }
+  return plan;
 }
 
 }  // namespace
+
+Settings with_plan(const Settings& settings, const Plan& plan) {
+  std::vector<std::int64_t> splits, micro_batches;
+  for (const train::DeviceChoice& choice : plan.devices) {
+    splits.push_back(static_cast<std::int64_t>(choice.split));
+    micro_batches.push_back(choice.micro_batches);
+  }
+  return settings.with_chosen(&Settings::model, &ModelSection::split, static_cast<std::int64_t>(plan.split), splits)
+      .with_chosen(&Settings::pipar, &PiparSection::micro_batches, plan.micro_batches, micro_batches);
+}
 
 RunPlacement run_placement(MPI_Comm comm) {
   RunPlacement placement;
@@ -225,17 +141,16 @@ RunPlacement run_placement(MPI_Comm comm) {
   return placement;
 }
 
-AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_settings,
-                       const std::vector<RawSetting>& cli_settings, int devices, bool is_server, MPI_Comm comm) {
+AutoChoice choose_auto(const Settings& settings, int devices, bool is_server, MPI_Comm comm) {
   // Where the ranks sit decides the cores the planner's simulator shares among them
   // (plan.host_cores = placement; docs/explanation/fidelity.md).
   const RunPlacement placement = run_placement(comm);
   // Derived once: below, only the profile's path and the devices' shares of the data
-  // (device_sample_counts, a read of the data set) come from the probe itself.
-  const PlanSpec spec = plan_spec(probe, devices, placement.cores);
+  // (device_sample_counts, a read of the data set) come from the settings themselves.
+  const PlanSpec spec = plan_spec(settings, devices, placement.cores);
   if (is_server) std::cout << "plan: host: " << spec.host_text << "; " << net::placement_text(placement.nodes) << std::endl;
-  const std::string profile_file = probe.text("plan.profile");
-  std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
+  const std::string& profile_file = settings.plan.profile;
+  std::vector<DeviceFreedom> freedom = freedom_of(spec);
   const auto started = std::chrono::steady_clock::now();
   std::optional<std::string> error;
   sim::Profile profile;
@@ -243,11 +158,11 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
     if (is_server) std::cout << "plan: profiling (auto; one rank per host and thread count)" << std::endl;
     // Cheaper than `cmlbed profile`'s defaults (2 + 5 runs per figure, interpolation
     // check): planning is paid by the run it plans (docs/explanation/simulator.md, overhead).
-    ProfilerSettings settings;
-    settings.warmup = 1;
-    settings.repeats = 3;
-    settings.check_interpolation = false;
-    profile = profile_ranks(spec, comm, settings);
+    ProfilerSettings quick;
+    quick.warmup = 1;
+    quick.repeats = 3;
+    quick.check_interpolation = false;
+    profile = profile_ranks(spec, comm, quick);
   } else if (is_server) {
     try {
       profile = sim::read_profile(profile_file);
@@ -257,50 +172,46 @@ AutoChoice choose_auto(const Config& probe, const std::vector<RawSetting>& file_
   }
   const double profiled_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   AutoChoice choice;
-  // Broadcast to every rank: the best uniform (split, m), then each device's.
-  std::vector<std::int64_t> chosen(2 + 2 * static_cast<std::size_t>(devices), 0);
+  Plan plan;
   if (is_server && !error) {
     try {
-      chosen = search_choice(spec, device_sample_counts(probe, devices), profile, freedom, profiled_s, started,
-                             choice.table);
+      plan = search_choice(spec, device_sample_counts(settings, devices), profile, freedom, profiled_s, started,
+                           choice.table);
     } catch (const std::exception& e) {
       error = std::string("planning auto: ") + e.what();
     }
   }
   error = net::agree_on_error(error, comm);
   if (error) throw ConfigError(*error);
-  CMLBED_MPI_CHECK(MPI_Bcast(chosen.data(), static_cast<int>(chosen.size()), MPI_INT64_T, 0, comm));
-  adopt(choice, chosen, file_settings, cli_settings, devices);
+  choice.plan = broadcast_plan(std::move(plan), devices, comm);
+  choice.settings = with_plan(settings, choice.plan);
   choice.freedom = std::move(freedom);
   choice.profile = std::move(profile);
   choice.placement_cores = placement.cores;
   return choice;
 }
 
-void refuse_replan_without_auto(const Config& config) {
-  if (config.text("plan.replan") == "off") return;
-  throw ConfigError("plan.replan = " + config.text("plan.replan") +
+void refuse_replan_without_auto(const Settings& settings, int devices) {
+  if (settings.plan.replan == "off" || settings.any_auto(devices)) return;
+  throw ConfigError("plan.replan = " + settings.plan.replan +
                     " re-plans what the planner chooses, and nothing is auto: set model.split = auto "
                     "and/or pipar.micro_batches = auto, or plan.replan = off (a results file stores the "
                     "first plan's values in place of auto; rerun the original configuration to re-plan)");
 }
 
-AutoChoice choose_auto_from(const Config& probe, const sim::Profile& profile,
-                            const std::vector<RawSetting>& file_settings, const std::vector<RawSetting>& cli_settings,
-                            int devices) {
-  const PlanSpec spec = plan_spec(probe, devices);
-  std::vector<DeviceFreedom> freedom = freedom_of(spec, file_settings, cli_settings);
+AutoChoice choose_auto_from(const Settings& settings, const sim::Profile& profile, int devices) {
+  const PlanSpec spec = plan_spec(settings, devices);
+  std::vector<DeviceFreedom> freedom = freedom_of(spec);
   AutoChoice choice;
-  std::vector<std::int64_t> chosen;
   try {
-    chosen = search_choice(spec, device_sample_counts(probe, devices), profile, freedom, 0.0,
-                           std::chrono::steady_clock::now(), choice.table);
+    choice.plan = search_choice(spec, device_sample_counts(settings, devices), profile, freedom, 0.0,
+                                std::chrono::steady_clock::now(), choice.table);
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
     throw ConfigError(std::string("planning auto: ") + e.what());
   }
-  adopt(choice, chosen, file_settings, cli_settings, devices);
+  choice.settings = with_plan(settings, choice.plan);
   choice.freedom = std::move(freedom);
   choice.profile = profile;
   return choice;

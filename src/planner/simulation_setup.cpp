@@ -165,19 +165,19 @@ const sim::RankProfile& rank_profile(const sim::Profile& profile, int rank) {
 
 }  // namespace
 
-SampleCounts sample_counts(const Config& config, int devices) {
-  const data::DatasetLabels dataset = load_labels(config);
+SampleCounts sample_counts(const Settings& settings, int devices) {
+  const data::DatasetLabels dataset = load_labels(settings);
   SampleCounts counts;
   counts.test = dataset.test_samples;
   for (const auto& indices :
-       data::partition_indices(dataset.train_labels, dataset.num_classes, partition_spec(config, devices))) {
+       data::partition_indices(dataset.train_labels, dataset.num_classes, partition_spec(settings, devices))) {
     counts.devices.push_back(indices.size());
   }
   return counts;
 }
 
-std::vector<std::size_t> device_sample_counts(const Config& config, int devices) {
-  return sample_counts(config, devices).devices;
+std::vector<std::size_t> device_sample_counts(const Settings& settings, int devices) {
+  return sample_counts(settings, devices).devices;
 }
 
 double evaluation_seconds(const PlanSpec& spec, const sim::Profile& profile, std::size_t test_samples,

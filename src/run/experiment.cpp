@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cmlbed/base/heap_policy.hpp"
+#include "cmlbed/config/method_columns.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/startup_clock.hpp"
@@ -14,17 +15,18 @@
 
 namespace cmlbed::run {
 
-trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
+trace::RunInfo run_info(const Settings& settings, const RunStamp& started, int mpi_size,
                         std::vector<std::string> hosts,
                         const std::vector<net::ClockEstimate>& clocks) {
   trace::RunInfo info;
-  info.config_ini = config.to_ini();
+  info.config_ini = settings.config().to_ini();
   info.cmlbed_version = kVersion;
   info.git_revision = kGitRevision;
-  info.method = config.text("experiment.method");
+  info.method = settings.experiment.method;
+  info.method_table = method_table_json().dump();
   info.started_at = started.iso;
   info.heap = heap_policy();
-  info.model_file_sha256 = model::model_file_sha256(model_file_options(config));
+  info.model_file_sha256 = model::model_file_sha256(model_file_options(settings));
   info.mpi_size = mpi_size;
   info.hosts = std::move(hosts);
   for (const auto& clock : clocks) {
@@ -34,17 +36,16 @@ trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_s
   return info;
 }
 
-RunState::RunState(const Config& run_config, const net::MpiSession& session, std::string file, RunStart mode)
-    : config(run_config),
+RunState::RunState(const Settings& run_settings, const net::MpiSession& session, std::string file, RunStart mode)
+    : settings(run_settings),
       mpi(session),
       output_file(std::move(file)),
       rank(session.rank()),
       devices(session.size() - 1),
       is_server(rank == 0),
       resuming(mode == RunStart::resume),
-      rounds(static_cast<int>(run_config.integer("experiment.rounds"))),
-      compute_threads(
-          static_cast<int>(run_config.integer(is_server ? "train.server_threads" : "train.device_threads"))),
+      rounds(static_cast<int>(run_settings.experiment.rounds)),
+      compute_threads(static_cast<int>(is_server ? run_settings.train.server_threads : run_settings.train.device_threads)),
       comm(session.comm()),
       control(comm) {}
 
@@ -54,10 +55,10 @@ RoundContext RunState::context_of(int round) const {
   return context;
 }
 
-int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
+int run_experiment(const Settings& settings, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode,
                    const std::function<void(trace::ResultsFile&)>& on_created, train::PlanChanges* replanner) {
-  RunState run(config, mpi, output_file, mode);
+  RunState run(settings, mpi, output_file, mode);
   model::set_intra_op_threads(run.compute_threads);
   trace::startup_clock().end(trace::StartupPhase::libtorch);
   start_or_resume(run, started, on_created, replanner != nullptr);

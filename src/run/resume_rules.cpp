@@ -4,21 +4,21 @@
 
 namespace cmlbed::run {
 
-sim::RoundSequence round_sequence(const Config& config) {
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
+sim::RoundSequence round_sequence(const Settings& settings) {
+  const MethodTraits& method = method_traits(settings.experiment.method);
   sim::RoundSequence s;
   s.averages = method.averages;
-  s.aggregate_every = static_cast<int>(config.integer("train.aggregate_every"));
+  s.aggregate_every = static_cast<int>(settings.train.aggregate_every);
   s.local_phase = method.local_phase;
-  s.local_fraction = config.real("adasplit.local_fraction");
+  s.local_fraction = settings.adasplit.local_fraction;
   return s;
 }
 
-std::optional<std::string> changed_rounds_error(const Config& stored, const Config& config, int done,
+std::optional<std::string> changed_rounds_error(const Settings& stored, const Settings& settings, int done,
                                                 const std::string& file) {
-  const auto then_rounds = static_cast<int>(stored.integer("experiment.rounds"));
-  const auto now_rounds = static_cast<int>(config.integer("experiment.rounds"));
-  const sim::RoundSequence s = round_sequence(config);
+  const auto then_rounds = static_cast<int>(stored.experiment.rounds);
+  const auto now_rounds = static_cast<int>(settings.experiment.rounds);
+  const sim::RoundSequence s = round_sequence(settings);
   const sim::RoundRunOtherwise found = sim::first_round_run_otherwise(s, then_rounds, now_rounds, done);
   if (found.round < 0) return std::nullopt;
   const int round = found.round;

@@ -29,7 +29,7 @@ void ReplanHook::after_recorded(RunState& run, int /*round*/) {
 }
 
 void ProgressPrinter::after_recorded(RunState& run, int /*round*/) {
-  if (!run.is_server || !run.config.flag("output.progress")) return;
+  if (!run.is_server || !run.settings.output.progress) return;
   const trace::RoundRecord& record = run.records.back();
   std::cout << train::progress_line(record, run.rounds,
                              static_cast<double>(run.timeline->now_ns() - run.links_start) * 1e-9)
@@ -42,7 +42,7 @@ void ProgressPrinter::after_recorded(RunState& run, int /*round*/) {
 }
 
 Checkpointer::Checkpointer(RunState& run)
-    : target_{run.is_server ? &*run.results : nullptr, run.config.to_ini(), run.file_started_at},
+    : target_{run.is_server ? &*run.results : nullptr, run.settings.config().to_ini(), run.file_started_at},
       checkpointed_(run.first_round) {}
 
 void Checkpointer::after_recorded(RunState& run, int round) {

@@ -23,12 +23,12 @@
 namespace cmlbed::run {
 namespace {
 
-std::map<int, net::LinkSpec> outgoing_links(const Config& config, int rank, int devices) {
+std::map<int, net::LinkSpec> outgoing_links(const Settings& settings, int rank, int devices) {
   std::map<int, net::LinkSpec> links;
   if (rank == 0) {
-    for (int device = 1; device <= devices; ++device) links[device] = link_spec(config, device, LinkDirection::downlink);
+    for (int device = 1; device <= devices; ++device) links[device] = link_spec(settings, device, LinkDirection::downlink);
   } else {
-    links[0] = link_spec(config, rank, LinkDirection::uplink);
+    links[0] = link_spec(settings, rank, LinkDirection::uplink);
   }
   return links;
 }
@@ -60,7 +60,7 @@ Evaluation merged(const std::vector<std::vector<double>>& evaluations) {
 void rescore_cut_short_round(RunState& run) {
   // A round that does not average is not scored either (aggregate_every > 1): NaN is its
   // score, not a sign of a stop.
-  const sim::RoundSequence sequence = round_sequence(run.config);
+  const sim::RoundSequence sequence = round_sequence(run.settings);
   const int last = run.first_round - 1;
   const bool scores = !sequence.averages || sim::averages_after(last, sequence.aggregate_every, run.rounds);
   std::int32_t unscored = run.is_server && scores && !run.records.empty() && run.records.back().round == last &&
@@ -179,7 +179,7 @@ class RoundLoop {
     trace::ResultsFile& results = *run_.results;
     if (!gathered.startups.empty()) {
       write_startup(results, gathered.startups);
-      if (run_.config.flag("output.progress")) std::cout << startup_line(gathered.startups) << std::endl;
+      if (run_.settings.output.progress) std::cout << startup_line(gathered.startups) << std::endl;
     }
     train::RoundMeasures measures;
     measures.scope = run_.scope;
@@ -199,7 +199,7 @@ class RoundLoop {
     run_.records.push_back(train::make_round_record(round,
                                              *std::min_element(gathered.starts.begin(), gathered.starts.end()),
                                              *std::max_element(gathered.ends.begin(), gathered.ends.end()),
-                                             gathered.events, run_.config.flag("output.timeline"), measures));
+                                             gathered.events, run_.settings.output.timeline, measures));
     record_fidelity(run_.records.back(), fidelity, run_.placement);
     for (int r = 0; r < run_.mpi.size(); ++r) results.append_events(r, gathered.events[static_cast<std::size_t>(r)]);
     results.append_round(run_.records.back());
@@ -225,13 +225,13 @@ void set_up(RunState& run) {
   // checkpoint, so that rate traces go on where they were.
   run.links_start = run.timeline->now_ns() - (run.resume ? run.resume->elapsed_ns : 0);
   net::Transport& transport = run.transport.emplace(run.comm, *run.timeline,
-                                                    outgoing_links(run.config, run.rank, run.devices), run.links_start);
-  run.scope = train::evaluation_scope(run.config.text("evaluation.scope"));
-  const Config& config = run.config;
+                                                    outgoing_links(run.settings, run.rank, run.devices), run.links_start);
+  run.scope = train::evaluation_scope(run.settings.evaluation.scope);
+  const Settings& settings = run.settings;
   run.context_template.emplace(RoundContext{
-      0, run.rank, run.devices, run.is_server ? 1.0 : config.real("devices.slowdown", run.rank), transport,
-      *run.timeline, std::chrono::nanoseconds(config.duration_ns("experiment.timeout")), run.scope, run.flops,
-      run.is_server ? 0.0 : config.compute_rate_flops("devices.flops", run.rank).value_or(0.0)});
+      0, run.rank, run.devices, run.is_server ? 1.0 : settings.devices.slowdown.of(run.rank), transport,
+      *run.timeline, settings.experiment.timeout, run.scope, run.flops,
+      run.is_server ? 0.0 : settings.devices.flops.of(run.rank).value_or(0.0)});
   if (run.resuming && run.first_round > 0) rescore_cut_short_round(run);
 }
 

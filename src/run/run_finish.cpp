@@ -67,7 +67,7 @@ int finish_complete(RunState& run) {
     if (paced.any()) write_paced_stages(results, paced);
     for (const auto& [name, weights] : run.method->final_state()) results.write_model(name, weights);
     results.close();
-    train::print_summary(run.config.text("experiment.method"), run.records, run.output_file, std::cout);
+    train::print_summary(run.settings.experiment.method, run.records, run.output_file, std::cout);
     if (paced.any()) std::cout << paced_line(paced) << std::endl;
     std::cout << "emulation: " << run_emulation_verdict(run.records, run.placement).text() << " (" << run.placement
               << ")" << std::endl;

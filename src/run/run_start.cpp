@@ -23,12 +23,12 @@ namespace {
 // would not be one model. Rank 0 names the layers whose FLOPs go uncounted. A file one
 // rank cannot read is an error all ranks agree on before they exchange digests.
 void check_model_file(RunState& run) {
-  const model::ModelOptions model = model_file_options(run.config);
+  const model::ModelOptions model = model_file_options(run.settings);
   if (model.name != model::kTorchScript) return;
   std::string digest, note;
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
     digest = model::model_file_sha256(model);
-    if (run.is_server) note = model::uncounted_flops_note(model::layer_stats(model_options(run.config)));
+    if (run.is_server) note = model::uncounted_flops_note(model::layer_stats(model_options(run.settings)));
     return std::nullopt;
   });
   std::string rank0 = digest;
@@ -50,7 +50,7 @@ void make_the_method(RunState& run) {
   // generator, which building the parts then seeds from the run's seed.
   check_model_file(run);
   agree_on<std::invalid_argument>(run, true, "", [&]() -> std::optional<std::string> {
-    run.method = train::make_method(run.config, run.rank, run.devices, run.comm);
+    run.method = train::make_method(run.settings, run.rank, run.devices, run.comm);
     return std::nullopt;
   });
   trace::startup_clock().end(trace::StartupPhase::model);
@@ -59,19 +59,19 @@ void make_the_method(RunState& run) {
 // A re-planned run's parts no longer match its stored configuration's split points, so
 // a checkpoint of it could not be loaded: it keeps none (yet).
 void decide_checkpoints(RunState& run, bool replans) {
-  const Config& config = run.config;
-  const std::string& method_name = config.text("experiment.method");
+  const Settings& settings = run.settings;
+  const std::string& method_name = settings.experiment.method;
   run.resumable = method_traits(method_name).checkpointable && !replans;
-  run.checkpoint_every = run.resumable ? config.integer("output.checkpoint") : 0;
-  if (run.is_server && replans && config.integer("output.checkpoint") > 0) {
+  run.checkpoint_every = run.resumable ? settings.output.checkpoint : 0;
+  if (run.is_server && replans && settings.output.checkpoint > 0) {
     std::cerr << "cmlbed: note: plan.replan = on_change: no checkpoints are written (a re-planned run cannot be "
                  "resumed yet); every completed round is in the results file all the same" << std::endl;
-  } else if (run.is_server && !run.resumable && config.user_set("output.checkpoint") &&
-             config.integer("output.checkpoint") > 0) {
+  } else if (run.is_server && !run.resumable && settings.user_set(&settings.output.checkpoint) &&
+             settings.output.checkpoint > 0) {
     std::cerr << "cmlbed: note: method " << method_name << " does not save checkpoints; output.checkpoint is ignored"
               << std::endl;
   }
-  if (const std::vector<int> raw = devices_uploading_raw_samples(config, run.devices); run.is_server && !raw.empty()) {
+  if (const std::vector<int> raw = devices_uploading_raw_samples(settings, run.devices); run.is_server && !raw.empty()) {
     std::cerr << "cmlbed: note: " << method_name << " at split 0 on " << raw.size() << " of " << run.devices
               << " device(s): " << kRawDataMark
               << " (every layer runs on the server: centralised training, not split learning)" << std::endl;
@@ -83,7 +83,7 @@ void decide_checkpoints(RunState& run, bool replans) {
 void load_resume_point(RunState& run) {
   const std::string& file = run.output_file;
   if (!run.resumable) {
-    throw ConfigError("cannot resume " + file + ": method " + run.config.text("experiment.method") +
+    throw ConfigError("cannot resume " + file + ": method " + run.settings.experiment.method +
                       " does not save checkpoints");
   }
   agree_on(run, run.is_server, "", [&]() -> std::optional<std::string> {
@@ -93,7 +93,7 @@ void load_resume_point(RunState& run) {
   // The rounds so far trained the module the run started with; another one would not
   // take their weights (or would, and continue a different model).
   agree_on(run, run.is_server, "cannot resume " + file + ": ", [&]() -> std::optional<std::string> {
-    const model::ModelOptions model = model_file_options(run.config);
+    const model::ModelOptions model = model_file_options(run.settings);
     if (model.name != model::kTorchScript) return std::nullopt;
     const std::string started = trace::ResultsFile::read_string_attribute(file, "model_file_sha256");
     const std::string now = model::model_file_sha256(model);
@@ -111,7 +111,7 @@ void load_resume_point(RunState& run) {
   agree_on(run, run.is_server, "cannot resume " + file + ": ", [&] {
     const Config stored =
         Config::resolve(parse_ini_settings(trace::ResultsFile::read_string_attribute(file, "config"), file), {});
-    return changed_rounds_error(stored, run.config, run.resume->rounds_complete, file);
+    return changed_rounds_error(stored, run.settings, run.resume->rounds_complete, file);
   });
   run.first_round = run.resume->rounds_complete;
 }
@@ -122,7 +122,7 @@ std::pair<std::vector<net::ClockEstimate>, std::vector<std::string>> start_clock
   const net::ClockEstimate clock = net::synchronize_clocks(run.control.get());
   trace::startup_clock().end(trace::StartupPhase::clocks);
   trace::Timeline& timeline = run.timeline.emplace(clock.offset_ns);
-  timeline.set_enabled(run.config.flag("output.timeline"));
+  timeline.set_enabled(run.settings.output.timeline);
   // A slowdown stretches the stage's CPU time where one thread does all of its work.
   timeline.set_stretch_basis(run.compute_threads == 1 ? trace::Timeline::StretchBasis::thread_cpu
                                                       : trace::Timeline::StretchBasis::wall);
@@ -144,7 +144,7 @@ std::pair<std::vector<net::ClockEstimate>, std::vector<std::string>> start_clock
 
 // Rank 0, resuming: the rows kept (read before the file is opened for writing) and the
 // file reopened at the checkpoint.
-trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& resume, const Config& config,
+trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& resume, const Settings& settings,
                                   std::vector<trace::RoundRecord>& records) {
   records = trace::ResultsFile::read_rounds(path);
   if (records.size() < resume.keep.rounds) {
@@ -152,7 +152,7 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
                                 std::to_string(resume.keep.rounds) + ")");
   }
   records.resize(resume.keep.rounds);
-  trace::ResultsFile results = trace::ResultsFile::reopen(path, resume.keep, resume.rounds_complete, config.to_ini());
+  trace::ResultsFile results = trace::ResultsFile::reopen(path, resume.keep, resume.rounds_complete, settings.config().to_ini());
   if (!records.empty()) results.set_summary(train::summarize(records));
   results.flush();
   return results;
@@ -163,15 +163,15 @@ trace::ResultsFile reopen_results(const std::string& path, const ResumePoint& re
 void write_reference_attributes(RunState& run) {
   run.results->set_root_text("emulation_placement", run.placement);
   run.results->set_root_number("ranks_per_core", run.ranks_per_core);
-  const auto trivial = run.method->trivial_accuracy(train::evaluation_scope(run.config.text("evaluation.scope")));
+  const auto trivial = run.method->trivial_accuracy(train::evaluation_scope(run.settings.evaluation.scope));
   if (trivial) run.results->set_root_number("trivial_accuracy", *trivial);
 }
 
 void open_results(RunState& run, const RunStamp& started, const std::function<void(trace::ResultsFile&)>& on_created,
                   std::vector<net::ClockEstimate> clocks, std::vector<std::string> hosts) {
   if (run.is_server && !run.resuming) {
-    run.results.emplace(run.output_file, run.config.flag("output.overwrite"),
-                        run_info(run.config, started, run.mpi.size(), std::move(hosts), clocks));
+    run.results.emplace(run.output_file, run.settings.output.overwrite,
+                        run_info(run.settings, started, run.mpi.size(), std::move(hosts), clocks));
     // A checkpoint next to a file this run has just replaced is another run's.
     trace::remove_checkpoint(trace::checkpoint_path(run.output_file));
     if (on_created) on_created(*run.results);
@@ -179,7 +179,7 @@ void open_results(RunState& run, const RunStamp& started, const std::function<vo
   if (run.is_server && !run.resuming) write_reference_attributes(run);
   if (run.resuming) {
     agree_on(run, run.is_server, "cannot resume " + run.output_file + ": ", [&]() -> std::optional<std::string> {
-      run.results.emplace(reopen_results(run.output_file, *run.resume, run.config, run.records));
+      run.results.emplace(reopen_results(run.output_file, *run.resume, run.settings, run.records));
       if (on_created) on_created(*run.results);
       return std::nullopt;
     });

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/net/transport.hpp"
@@ -33,9 +33,9 @@ using train::PlanChanges;
 using train::RoundContext;
 
 struct RunState {
-  RunState(const Config& config, const net::MpiSession& mpi, std::string output_file, RunStart mode);
+  RunState(const Settings& settings, const net::MpiSession& mpi, std::string output_file, RunStart mode);
 
-  const Config& config;
+  const Settings& settings;
   const net::MpiSession& mpi;
   const std::string output_file;
   const int rank;

@@ -5,43 +5,43 @@
 
 namespace cmlbed {
 
-data::DatasetSpec dataset_spec(const Config& config) {
+data::DatasetSpec dataset_spec(const Settings& settings) {
   data::DatasetSpec spec;
-  spec.name = config.text("data.dataset");
-  spec.dir = config.text("data.dir");
-  spec.file = config.text("data.file");
-  const ImageShape shape = config.shape("data.synthetic_shape");
-  const auto seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
+  spec.name = settings.data.dataset;
+  spec.dir = settings.data.dir;
+  spec.file = settings.data.file;
+  const ImageShape shape = settings.data.synthetic_shape;
+  const auto seed = static_cast<std::uint64_t>(settings.experiment.seed);
   for (data::SyntheticSpec* s : {&spec.synthetic_train, &spec.synthetic_test}) {
     s->channels = shape.channels;
     s->height = shape.height;
     s->width = shape.width;
-    s->num_classes = config.integer("data.synthetic_classes");
+    s->num_classes = settings.data.synthetic_classes;
     s->prototype_seed = seed;
   }
-  spec.synthetic_train.samples = static_cast<std::size_t>(config.integer("data.synthetic_train"));
+  spec.synthetic_train.samples = static_cast<std::size_t>(settings.data.synthetic_train);
   spec.synthetic_train.seed = seed * 2 + 1;
-  spec.synthetic_test.samples = static_cast<std::size_t>(config.integer("data.synthetic_test"));
+  spec.synthetic_test.samples = static_cast<std::size_t>(settings.data.synthetic_test);
   spec.synthetic_test.seed = seed * 2 + 2;
   return spec;
 }
 
-model::ModelOptions model_file_options(const Config& config) {
+model::ModelOptions model_file_options(const Settings& settings) {
   model::ModelOptions options;
-  options.name = config.text("model.name");
-  options.file = config.text("model.file");
+  options.name = settings.model.name;
+  options.file = settings.model.file;
   return options;
 }
 
-model::ModelOptions model_options(const Config& config) {
-  model::ModelOptions options = model_file_options(config);
-  const std::string& dataset = config.text("data.dataset");
+model::ModelOptions model_options(const Settings& settings) {
+  model::ModelOptions options = model_file_options(settings);
+  const std::string& dataset = settings.data.dataset;
   if (dataset == "synthetic") {
-    options.input = config.shape("data.synthetic_shape");
-    options.classes = config.integer("data.synthetic_classes");
+    options.input = settings.data.synthetic_shape;
+    options.classes = settings.data.synthetic_classes;
   } else if (dataset == "arrays") {  // the file's sample shape and classes
     const data::ArrayFileSummary file =
-        data::inspect_array_file(config.text("data.file"), data::default_array_memory_cap());
+        data::inspect_array_file(settings.data.file, data::default_array_memory_cap());
     options.input = ImageShape{file.channels, file.height, file.width};
     options.classes = file.num_classes;
   } else if (dataset == "cifar10") {
@@ -65,17 +65,17 @@ data::ImageSet first_samples(const data::ImageSet& set, std::int64_t limit) {
 
 }  // namespace
 
-data::Dataset load_dataset(const Config& config) {
-  data::Dataset dataset = data::load_dataset(dataset_spec(config));
-  dataset.train = first_samples(dataset.train, config.integer("data.train_limit"));
-  dataset.test = first_samples(dataset.test, config.integer("data.test_limit"));
+data::Dataset load_dataset(const Settings& settings) {
+  data::Dataset dataset = data::load_dataset(dataset_spec(settings));
+  dataset.train = first_samples(dataset.train, settings.data.train_limit);
+  dataset.test = first_samples(dataset.test, settings.data.test_limit);
   return dataset;
 }
 
-data::DatasetLabels load_labels(const Config& config) {
-  data::DatasetLabels labels = data::load_labels(dataset_spec(config));
-  const std::int64_t train_limit = config.integer("data.train_limit");
-  const std::int64_t test_limit = config.integer("data.test_limit");
+data::DatasetLabels load_labels(const Settings& settings) {
+  data::DatasetLabels labels = data::load_labels(dataset_spec(settings));
+  const std::int64_t train_limit = settings.data.train_limit;
+  const std::int64_t test_limit = settings.data.test_limit;
   if (train_limit > 0 && static_cast<std::size_t>(train_limit) < labels.train_labels.size()) {
     labels.train_labels.resize(static_cast<std::size_t>(train_limit));
   }
@@ -83,51 +83,49 @@ data::DatasetLabels load_labels(const Config& config) {
   return labels;
 }
 
-data::PartitionSpec partition_spec(const Config& config, int devices) {
+data::PartitionSpec partition_spec(const Settings& settings, int devices) {
   data::PartitionSpec spec;
-  spec.scheme = data::parse_partition_scheme(config.text("data.partition"));
+  spec.scheme = data::parse_partition_scheme(settings.data.partition);
   spec.devices = devices;
-  spec.alpha = config.real("data.alpha");
-  spec.classes_per_device = static_cast<int>(config.integer("data.classes_per_device"));
-  spec.seed = static_cast<std::uint64_t>(config.integer("experiment.seed"));
+  spec.alpha = settings.data.alpha;
+  spec.classes_per_device = static_cast<int>(settings.data.classes_per_device);
+  spec.seed = static_cast<std::uint64_t>(settings.experiment.seed);
   if (spec.scheme == data::PartitionScheme::iid) {
     for (int device = 1; device <= devices; ++device) {
-      spec.shares.push_back(config.real("devices.data_share", device));
+      spec.shares.push_back(settings.devices.data_share.of(device));
     }
   }
   return spec;
 }
 
-net::LinkSpec link_spec(const Config& config, int device, LinkDirection direction) {
+net::LinkSpec link_spec(const Settings& settings, int device, LinkDirection direction) {
   const bool up = direction == LinkDirection::uplink;
   net::LinkSpec spec;
-  spec.rate_bits_per_second =
-      config.rate_bits_per_second(up ? "network.uplink_rate" : "network.downlink_rate", device);
-  spec.burst_bytes = config.size("network.burst", device);
-  spec.delay_ns = config.duration_ns("network.delay", device);
-  spec.jitter_ns = config.duration_ns("network.jitter", device);
-  const std::string& trace =
-      config.text(up ? "network.uplink_trace" : "network.downlink_trace", device);
+  spec.rate_bits_per_second = (up ? settings.network.uplink_rate : settings.network.downlink_rate).of(device);
+  spec.burst_bytes = settings.network.burst.of(device);
+  spec.delay_ns = settings.network.delay.of(device).count();
+  spec.jitter_ns = settings.network.jitter.of(device).count();
+  const std::string trace = (up ? settings.network.uplink_trace : settings.network.downlink_trace).of(device);
   if (!trace.empty()) spec.trace = net::parse_rate_trace_file(trace);
   // Each link draws its own jitter, reproducibly.
-  spec.seed = static_cast<std::uint64_t>(config.integer("experiment.seed")) * 1000003ULL +
+  spec.seed = static_cast<std::uint64_t>(settings.experiment.seed) * 1000003ULL +
               static_cast<std::uint64_t>(device) * 2 + (up ? 0 : 1);
   return spec;
 }
 
-std::vector<int> devices_uploading_raw_samples(const Config& config, int devices) {
-  if (!method_traits(config.text("experiment.method")).splits_model) return {};  // the model stays whole
+std::vector<int> devices_uploading_raw_samples(const Settings& settings, int devices) {
+  if (!method_traits(settings.experiment.method).splits_model) return {};  // the model stays whole
   std::vector<int> raw;
   for (int device = 1; device <= devices; ++device) {
-    if (config.integer("model.split", device) == 0) raw.push_back(device);
+    if (settings.model.split.of(device) == Auto<std::int64_t>(0)) raw.push_back(device);
   }
   return raw;
 }
 
-std::string output_path(const Config& config, const std::string& started_at_compact) {
-  const std::string& file = config.text("output.file");
+std::string output_path(const Settings& settings, const std::string& started_at_compact) {
+  const std::string& file = settings.output.file;
   if (!file.empty()) return file;
-  return "results/" + config.text("experiment.method") + "-" + started_at_compact + ".h5";
+  return "results/" + settings.experiment.method + "-" + started_at_compact + ".h5";
 }
 
 }  // namespace cmlbed

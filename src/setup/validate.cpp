@@ -20,136 +20,141 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw ConfigError(message);
 }
 
-std::string option_value(const Config& config, const std::string& name, int device = 0) {
-  return (device > 0 ? "device." + std::to_string(device) + "." + name.substr(name.find('.') + 1)
-                     : name) +
-         " = " + config.text(name, device);
-}
-
-void validate_world(const Config& config, int devices) {
+void validate_world(const Settings& settings, int devices) {
   require(devices >= 1, "cmlbed run needs at least 2 MPI ranks (1 server + 1 device), got " +
                             std::to_string(devices + 1) +
                             "; start it as e.g. `mpirun -np 4 cmlbed run ...`");
-  for (const auto& [device, overrides] : config.device_overrides()) {
+  for (const auto& [device, overrides] : settings.config().device_overrides()) {
     require(device <= devices, "[device." + std::to_string(device) + "] is set but the run has " +
                                    std::to_string(devices) + " device(s) (MPI ranks 1.." +
                                    std::to_string(devices) + ")");
   }
 }
 
-void validate_model(const Config& config, int devices) {
-  const model::ModelOptions options = model_options(config);
+void validate_model(const Settings& settings, int devices) {
+  const model::ModelOptions options = model_options(settings);
   std::vector<model::LayerStats> stats;
   try {
     stats = model::layer_stats(options);
   } catch (const std::invalid_argument& e) {
     throw ConfigError("model.name = " + options.name + " with data.dataset = " +
-                      config.text("data.dataset") + ": " + e.what());
+                      settings.data.dataset + ": " + e.what());
   }
   const std::size_t layers = stats.size();
   // Every mini-batch and micro-batch trains through the whole model (device and server
   // parts), so the smallest of them must hold what its layers need.
   const std::int64_t least = model::min_training_batch(stats);
-  const std::int64_t batch = config.integer("train.batch_size");
+  const std::int64_t batch = settings.train.batch_size;
   const auto first_needing = [&] {
     for (std::size_t l = 0; l < layers; ++l) {
       if (stats[l].min_training_batch == least) return std::to_string(l) + " (" + stats[l].name + ")";
     }
     return std::string();
   };
-  require(batch >= least, option_value(config, "train.batch_size") + ": " + options.name + "'s layer " +
+  require(batch >= least, settings.said(&settings.train.batch_size) + ": " + options.name + "'s layer " +
                               first_needing() + " normalises a 1x1 feature map and needs at least " +
                               std::to_string(least) + " samples per batch to train");
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
+  const MethodTraits& method = method_traits(settings.experiment.method);
   for (int device = 0; device <= devices && method.micro_batches; ++device) {
-    // (auto never reaches validation: the planner's placeholders stand in for it.)
-    const std::int64_t smallest = batch / config.integer("pipar.micro_batches", device);
+    // An auto count is chosen among those that train (parameter_search.cpp).
+    if (settings.pipar.micro_batches.of(device).is_auto()) continue;
+    const std::int64_t smallest = batch / settings.pipar.micro_batches.of(device).value();
     require(smallest >= least,
-            option_value(config, "pipar.micro_batches", device) + " with " + option_value(config, "train.batch_size") +
+            settings.said(&settings.pipar.micro_batches, device) + " with " + settings.said(&settings.train.batch_size) +
                 " makes micro-batches of " + std::to_string(smallest) + " sample(s); " + options.name +
                 "'s layer " + first_needing() + " normalises a 1x1 feature map and needs at least " +
                 std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }
-  if (method.local_phase) {
+  if (method.local_phase && !settings.model.split.all().is_auto()) {  // auto: refused by the planner
     // One server part serves every device (through its masks), and each side needs a
     // part: the devices' head reads the device part's output, the server trains layers.
-    require(config.integer("model.split") >= 1 &&
-                config.integer("model.split") < static_cast<std::int64_t>(layers),
-            option_value(config, "model.split") + ": experiment.method = " + method.name +
+    require(settings.model.split.all().value() >= 1 &&
+                settings.model.split.all().value() < static_cast<std::int64_t>(layers),
+            settings.said(&settings.model.split) + ": experiment.method = " + method.name +
                 " needs layers on both sides; allowed: 1.." + std::to_string(layers - 1));
   }
   // Without server replicas one server part (and, taking turns, one device part) serves
   // every device, so all of them are cut at the same layer.
   const bool one_split = method.splits_model && !method.server_replicas;
   for (int device = 0; device <= devices; ++device) {
-    require(!one_split || config.integer("model.split", device) == config.integer("model.split"),
-            option_value(config, "model.split", device) +
+    const Auto<std::int64_t> split = settings.model.split.of(device);
+    require(!one_split || split == settings.model.split.all(),
+            settings.said(&settings.model.split, device) +
                 ": experiment.method = " + method.name +
                 (method.takes_turns ? " hands one device part from device to device"
                                     : " trains one server part for every device") +
-                ", so every device needs the same split (model.split = " + config.text("model.split") + ")");
-    require(config.integer("model.split", device) <= static_cast<std::int64_t>(layers),
-            option_value(config, "model.split", device) + " is beyond the " +
+                ", so every device needs the same split (" + settings.said(&settings.model.split) + ")");
+    if (split.is_auto()) {
+      // The planner's splits start at plan.min_split.
+      require(settings.plan.min_split <= static_cast<std::int64_t>(layers),
+              settings.said(&settings.plan.min_split) + " with " + settings.said(&settings.model.split, device) +
+                  " is beyond the " + std::to_string(layers) + " layers of " + options.name + "; allowed: 0.." +
+                  std::to_string(layers));
+      continue;
+    }
+    require(split.value() <= static_cast<std::int64_t>(layers),
+            settings.said(&settings.model.split, device) + " is beyond the " +
                 std::to_string(layers) + " layers of " + options.name + "; allowed: 0.." +
                 std::to_string(layers) + " (`cmlbed info --model " + options.name +
                 " --input " + options.input.to_string() + "` lists them)");
   }
 }
 
-void validate_training(const Config& config, int devices) {
+void validate_training(const Settings& settings, int devices) {
   for (int device = 0; device <= devices; ++device) {
-    require(config.integer("pipar.micro_batches", device) <= config.integer("train.batch_size"),
-            option_value(config, "pipar.micro_batches", device) + " is more than " +
-                option_value(config, "train.batch_size") +
+    const Auto<std::int64_t> micro_batches = settings.pipar.micro_batches.of(device);
+    require(micro_batches.is_auto() || micro_batches.value() <= settings.train.batch_size,
+            settings.said(&settings.pipar.micro_batches, device) + " is more than " +
+                settings.said(&settings.train.batch_size) +
                 "; allowed: 1..train.batch_size micro-batches per mini-batch");
   }
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
-  require(config.integer("train.server_streams") == 1 || method.server_replicas,
-          option_value(config, "train.server_streams") + " with experiment.method = " + method.name +
+  const MethodTraits& method = method_traits(settings.experiment.method);
+  require(settings.train.server_streams == 1 || method.server_replicas,
+          settings.said(&settings.train.server_streams) + " with experiment.method = " + method.name +
               ": server streams serve the per-device server replicas of " +
               method_list(&MethodTraits::server_replicas, "and") + "; " + method.name +
               " serves on one stream (set 1)");
-  require(config.integer("train.local_epochs") > 0 || config.integer("train.local_iterations") > 0,
+  require(settings.train.local_epochs > 0 || settings.train.local_iterations > 0,
           "train.local_epochs = 0 and train.local_iterations = 0 leave nothing to train; set "
           "one of them above 0");
 }
 
 // train.personalised keeps a device part on each device: only methods with a device part
 // that would otherwise be averaged or handed over have something to personalise.
-void validate_personalised(const Config& config) {
-  if (!config.flag("train.personalised")) return;
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
+void validate_personalised(const Settings& settings) {
+  if (!settings.train.personalised) return;
+  const MethodTraits& method = method_traits(settings.experiment.method);
   require(method.personalisable, "train.personalised = true with experiment.method = " + method.name + ": " +
                                      method.personalised_refusal + "; personalised variants exist for " +
                                      method_list(&MethodTraits::personalisable, "and"));
-  require(config.text("plan.replan") == "off",
-          "train.personalised = true with plan.replan = " + config.text("plan.replan") +
+  require(settings.plan.replan == "off",
+          "train.personalised = true with plan.replan = " + settings.plan.replan +
               ": a re-split cuts the new parts from one averaged model, which a personalised run does "
               "not have (each device's layers are its own); set plan.replan = off");
 }
 
-void validate_adasplit(const Config& config, int devices) {
-  if (!method_traits(config.text("experiment.method")).local_phase) return;
-  require(config.integer("adasplit.selected") <= devices,
-          option_value(config, "adasplit.selected") + " is more than the " + std::to_string(devices) +
+void validate_adasplit(const Settings& settings, int devices) {
+  if (!method_traits(settings.experiment.method).local_phase) return;
+  require(settings.adasplit.selected <= devices,
+          settings.said(&settings.adasplit.selected) + " is more than the " + std::to_string(devices) +
               " device(s); allowed: 1.." + std::to_string(devices) + " devices per iteration");
 }
 
 // devices.flops paces each stage to its FLOPs; a slowdown on top would stretch a pace
 // that no longer depends on this machine, so a device gets one or the other.
-void validate_device_speed(const Config& config, int devices) {
+void validate_device_speed(const Settings& settings, int devices) {
   for (int device = 1; device <= devices; ++device) {
-    require(!config.compute_rate_flops("devices.flops", device) || config.real("devices.slowdown", device) == 1.0,
-            option_value(config, "devices.flops", device) + " and " +
-                option_value(config, "devices.slowdown", device) +
+    require(!settings.devices.flops.of(device) || settings.devices.slowdown.of(device) == 1.0,
+            settings.said(&settings.devices.flops, device) + " and " +
+                settings.said(&settings.devices.slowdown, device) +
                 " are both set; a device's speed is either a compute rate or a slowdown of this "
                 "machine's");
   }
 }
 
-void validate_privacy(const Config& config) {
-  const MethodTraits& method = method_traits(config.text("experiment.method"));
-  const std::string& mechanism = config.text("privacy.mechanism");
+void validate_privacy(const Settings& settings) {
+  const MethodTraits& method = method_traits(settings.experiment.method);
+  const std::string& mechanism = settings.privacy.mechanism;
   const std::vector<std::string>& allowed = method.privacy_mechanisms;
   const std::string why = method.noise == NoiseTarget::nothing        ? "it sends no training data to protect"
                           : method.noise == NoiseTarget::model_updates ? "DP-FedAvg adds Gaussian noise"
@@ -161,27 +166,27 @@ void validate_privacy(const Config& config) {
               "; allowed: " + allowed_text);
 }
 
-void validate_partition(const Config& config, int devices) {
-  const std::string scheme = config.text("data.partition");
+void validate_partition(const Settings& settings, int devices) {
+  const std::string scheme = settings.data.partition;
   if (scheme != "iid") {
-    require(!config.user_set("devices.data_share"),
+    require(!settings.user_set(&settings.devices.data_share),
             "devices.data_share applies to data.partition = iid only, but data.partition = " +
                 scheme);
   }
   if (scheme == "shards") {
-    const std::int64_t k = config.integer("data.classes_per_device");
-    const std::int64_t classes = model_options(config).classes;
-    require(k <= classes, option_value(config, "data.classes_per_device") + " is more than the " +
+    const std::int64_t k = settings.data.classes_per_device;
+    const std::int64_t classes = model_options(settings).classes;
+    require(k <= classes, settings.said(&settings.data.classes_per_device) + " is more than the " +
                               std::to_string(classes) + " classes of the dataset");
     require(k * devices >= classes,
-            option_value(config, "data.classes_per_device") + " with " + std::to_string(devices) +
+            settings.said(&settings.data.classes_per_device) + " with " + std::to_string(devices) +
                 " devices leaves classes unassigned; need devices x classes_per_device >= " +
                 std::to_string(classes));
   }
 }
 
-void validate_data_files(const Config& config) {
-  const data::DatasetSpec spec = dataset_spec(config);
+void validate_data_files(const Settings& settings) {
+  const data::DatasetSpec spec = dataset_spec(settings);
   if (spec.name == "synthetic") return;
   if (spec.name == "arrays") {
     require(!spec.file.empty(), "data.dataset = arrays needs data.file (an .npz or HDF5 file of arrays; "
@@ -209,9 +214,9 @@ void validate_data_files(const Config& config) {
   }
 }
 
-void validate_model_file(const Config& config) {
-  const std::string& name = config.text("model.name");
-  const std::string& file = config.text("model.file");
+void validate_model_file(const Settings& settings) {
+  const std::string& name = settings.model.name;
+  const std::string& file = settings.model.file;
   if (name == model::kTorchScript) {
     require(!file.empty(), "model.name = torchscript needs model.file (a module saved by torch.jit.save; "
                            "docs/how-to/own-model.md)");
@@ -221,12 +226,12 @@ void validate_model_file(const Config& config) {
   }
 }
 
-void validate_links(const Config& config, int devices) {
+void validate_links(const Settings& settings, int devices) {
   for (int device = 1; device <= devices; ++device) {
     for (const auto direction : {LinkDirection::uplink, LinkDirection::downlink}) {
       const char* name = direction == LinkDirection::uplink ? "uplink" : "downlink";
       try {
-        net::validate_link_spec(link_spec(config, device, direction));
+        net::validate_link_spec(link_spec(settings, device, direction));
       } catch (const std::invalid_argument& e) {
         throw ConfigError("network settings of device " + std::to_string(device) + "'s " + name +
                           ": " + e.what());
@@ -235,9 +240,9 @@ void validate_links(const Config& config, int devices) {
   }
 }
 
-void validate_output(const Config& config) {
+void validate_output(const Settings& settings) {
   try {
-    trace::ResultsFile::check_can_create(config.text("output.file"), config.flag("output.overwrite"));
+    trace::ResultsFile::check_can_create(settings.output.file, settings.output.overwrite);
   } catch (const std::invalid_argument& e) {
     throw ConfigError(e.what());  // names output.file, the path and the way out
   }
@@ -245,20 +250,20 @@ void validate_output(const Config& config) {
 
 }  // namespace
 
-void validate_config(const Config& config, int mpi_size, bool check_output) {
+void validate_config(const Settings& settings, int mpi_size, bool check_output) {
   const int devices = mpi_size - 1;
-  validate_world(config, devices);
-  validate_links(config, devices);
-  if (check_output) validate_output(config);
-  validate_data_files(config);  // first: the checks below read the arrays file's shape and classes
-  validate_model_file(config);
-  validate_training(config, devices);
-  validate_adasplit(config, devices);
-  validate_personalised(config);
-  validate_device_speed(config, devices);
-  validate_privacy(config);
-  validate_partition(config, devices);
-  validate_model(config, devices);
+  validate_world(settings, devices);
+  validate_links(settings, devices);
+  if (check_output) validate_output(settings);
+  validate_data_files(settings);  // first: the checks below read the arrays file's shape and classes
+  validate_model_file(settings);
+  validate_training(settings, devices);
+  validate_adasplit(settings, devices);
+  validate_personalised(settings);
+  validate_device_speed(settings, devices);
+  validate_privacy(settings);
+  validate_partition(settings, devices);
+  validate_model(settings, devices);
 }
 
 }  // namespace cmlbed

@@ -1,5 +1,5 @@
 #pragma once
-// One simulated round of adasplit (src/train/adasplit.cpp): see AdaSplitSchedule.
+// One simulated round of adasplit (src/train/adasplit_method.cpp): see AdaSplitSchedule.
 #include "cmlbed/sim/schedule_simulator.hpp"
 #include "round_recorder.hpp"
 

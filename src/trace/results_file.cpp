@@ -72,6 +72,7 @@ void write_root_attributes(hid_t file, const RunInfo& info, const std::string& w
   write_string_attribute(file, "cmlbed_version", info.cmlbed_version, where);
   write_string_attribute(file, "git_revision", info.git_revision, where);
   write_string_attribute(file, "method", info.method, where);
+  if (!info.method_table.empty()) write_string_attribute(file, "method_table", info.method_table, where);
   write_string_attribute(file, "started_at", info.started_at, where);
   write_string_attribute(file, "heap", info.heap, where);
   if (!info.model_file_sha256.empty()) {

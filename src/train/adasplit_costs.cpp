@@ -33,17 +33,17 @@ double adasplit_server_backward_flops(const model::PartCost& server, std::int64_
   return static_cast<double>(n) * server.backward_per_sample + kMaskBackwardFlops * static_cast<double>(mask_entries);
 }
 
-AdaSplitSettings adasplit_settings(const Config& config) {
+AdaSplitSettings adasplit_settings(const Settings& settings) {
   AdaSplitSettings s;
-  s.local_rounds = sim::adasplit_local_rounds(config.real("adasplit.local_fraction"),
-                                               static_cast<int>(config.integer("experiment.rounds")));
-  s.selected = static_cast<int>(config.integer("adasplit.selected"));
-  s.policy = orchestrator_policy(config.text("adasplit.orchestrator"));
-  s.discount = config.real("adasplit.discount");
-  s.temperature = config.real("adasplit.temperature");
-  s.l1 = config.real("adasplit.l1");
-  s.embedding_dim = config.integer("adasplit.embedding_dim");
-  s.head_channels = config.integer("adasplit.head_channels");
+  s.local_rounds = sim::adasplit_local_rounds(settings.adasplit.local_fraction,
+                                               static_cast<int>(settings.experiment.rounds));
+  s.selected = static_cast<int>(settings.adasplit.selected);
+  s.policy = orchestrator_policy(settings.adasplit.orchestrator);
+  s.discount = settings.adasplit.discount;
+  s.temperature = settings.adasplit.temperature;
+  s.l1 = settings.adasplit.l1;
+  s.embedding_dim = settings.adasplit.embedding_dim;
+  s.head_channels = settings.adasplit.head_channels;
   return s;
 }
 

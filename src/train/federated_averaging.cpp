@@ -18,9 +18,9 @@ net::MessageHeader model_header(int round, std::int64_t samples) {
 
 }  // namespace
 
-FederatedAveraging::FederatedAveraging(const Config& config, int rank, int devices, MPI_Comm comm)
-    : rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
-      data_(load_training_data(config, rank, devices, comm)) {
+FederatedAveraging::FederatedAveraging(const Settings& settings, int rank, int devices, MPI_Comm comm)
+    : rank_(rank), devices_(devices), settings_(training_settings(settings)), privacy_(privacy_settings(settings)),
+      data_(load_training_data(settings, rank, devices, comm)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   cost_ = model::part_cost(stats, 0, layers, false);

@@ -14,7 +14,7 @@ class StateDescription;
 
 class FederatedAveraging : public Method {
  public:
-  FederatedAveraging(const Config& config, int rank, int devices, MPI_Comm comm);
+  FederatedAveraging(const Settings& settings, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::optional<double> trivial_accuracy(EvaluationScope scope) const override {

@@ -4,7 +4,7 @@
 
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
-#include "adasplit.hpp"
+#include "adasplit_method.hpp"
 #include "federated_averaging.hpp"
 #include "split_learning.hpp"
 #include "transfer_method.hpp"
@@ -12,7 +12,7 @@
 namespace cmlbed::train {
 namespace {
 
-using Factory = std::function<std::unique_ptr<Method>(const Config&, int rank, int devices, MPI_Comm comm)>;
+using Factory = std::function<std::unique_ptr<Method>(const Settings&, int rank, int devices, MPI_Comm comm)>;
 
 struct Registered {
   const char* name;
@@ -21,24 +21,18 @@ struct Registered {
 
 template <typename M>
 Factory plain() {
-  return [](const Config& config, int rank, int devices, MPI_Comm comm) {
-    return std::make_unique<M>(config, rank, devices, comm);
-  };
-}
-
-Factory split(SplitSchedule schedule) {
-  return [schedule](const Config& config, int rank, int devices, MPI_Comm comm) {
-    return std::make_unique<SplitLearning>(config, schedule, rank, devices, comm);
+  return [](const Settings& settings, int rank, int devices, MPI_Comm comm) {
+    return std::make_unique<M>(settings, rank, devices, comm);
   };
 }
 
 const std::vector<Registered>& registry() {
   static const std::vector<Registered> methods = {
       {"fl", plain<FederatedAveraging>()},
-      {"sl", split(SplitSchedule::sl)},
-      {"sfl", split(SplitSchedule::sfl)},
-      {"pipar", split(SplitSchedule::pipar)},
-      {"sfl2", split(SplitSchedule::sfl2)},
+      {"sl", plain<SplitLearning>()},
+      {"sfl", plain<SplitLearning>()},
+      {"pipar", plain<SplitLearning>()},
+      {"sfl2", plain<SplitLearning>()},
       {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };
@@ -52,8 +46,8 @@ const Registered* find(const std::string& name) {
   return nullptr;
 }
 
-const Registered& find(const Config& config) {
-  const MethodTraits& traits = method_traits(config.text("experiment.method"));
+const Registered& find(const Settings& settings) {
+  const MethodTraits& traits = method_traits(settings.experiment.method);
   if (const Registered* method = find(traits.name)) return *method;
   std::string available;
   for (const std::string& known : available_methods()) available += (available.empty() ? "" : ", ") + known;
@@ -71,10 +65,10 @@ std::vector<std::string> available_methods() {
 
 bool has_factory(const std::string& name) { return find(name) != nullptr; }
 
-void check_method_available(const Config& config) { find(config); }
+void check_method_available(const Settings& settings) { find(settings); }
 
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices, MPI_Comm comm) {
-  return find(config).make(config, rank, devices, comm);
+std::unique_ptr<Method> make_method(const Settings& settings, int rank, int devices, MPI_Comm comm) {
+  return find(settings).make(settings, rank, devices, comm);
 }
 
 }  // namespace cmlbed::train

@@ -15,15 +15,15 @@
 
 namespace cmlbed::train {
 
-PrivacySettings privacy_settings(const Config& config) {
+PrivacySettings privacy_settings(const Settings& settings) {
   PrivacySettings s;
-  const std::string& mechanism = config.text("privacy.mechanism");
+  const std::string& mechanism = settings.privacy.mechanism;
   s.mechanism = mechanism == "gaussian"  ? PrivacyMechanism::gaussian
                 : mechanism == "laplace" ? PrivacyMechanism::laplace
                                          : PrivacyMechanism::none;
-  s.clip = config.real("privacy.clip");
-  s.noise_multiplier = config.real("privacy.noise_multiplier");
-  s.delta = config.real("privacy.delta");
+  s.clip = settings.privacy.clip;
+  s.noise_multiplier = settings.privacy.noise_multiplier;
+  s.delta = settings.privacy.delta;
   return s;
 }
 
@@ -105,24 +105,24 @@ double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double d
   return per_alpha + 2 * std::sqrt(per_alpha * log_inverse_delta);
 }
 
-double privacy_sensitivity(const Config& config) {
-  return config.text("privacy.adjacency") == "replace-one" ? 2.0 : 1.0;
+double privacy_sensitivity(const Settings& settings) {
+  return settings.privacy.adjacency == "replace-one" ? 2.0 : 1.0;
 }
 
-std::int64_t privacy_releases(const Config& config, const std::vector<std::size_t>& samples) {
-  const TrainingSettings settings = training_settings(config);
+std::int64_t privacy_releases(const Settings& settings, const std::vector<std::size_t>& samples) {
+  const TrainingSettings training = training_settings(settings);
   // DP-FedAvg releases one noisy average per aggregation; activation noise, one per
   // sample use.
-  if (method_traits(config.text("experiment.method")).noise == NoiseTarget::model_updates) {
-    return (settings.rounds + settings.aggregate_every - 1) / settings.aggregate_every;
+  if (method_traits(settings.experiment.method).noise == NoiseTarget::model_updates) {
+    return (training.rounds + training.aggregate_every - 1) / training.aggregate_every;
   }
   std::int64_t per_round = 0;
   for (const std::size_t n : samples) {
     if (n == 0) continue;
-    const std::int64_t used = batches_per_round(n, settings) * settings.batch_size;
+    const std::int64_t used = batches_per_round(n, training) * training.batch_size;
     per_round = std::max<std::int64_t>(per_round, (used + static_cast<std::int64_t>(n) - 1) / static_cast<std::int64_t>(n));
   }
-  return per_round * settings.rounds;
+  return per_round * training.rounds;
 }
 
 }  // namespace cmlbed::train

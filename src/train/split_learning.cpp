@@ -36,21 +36,21 @@ net::SendHandle send_state(const RoundContext& context, int peer, torch::nn::Mod
 
 }  // namespace
 
-SplitLearning::SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices, MPI_Comm comm)
-    : schedule_(schedule), rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
-      data_(load_training_data(config, rank, devices, comm)) {
+SplitLearning::SplitLearning(const Settings& settings, int rank, int devices, MPI_Comm comm)
+    : traits_(method_traits(settings.experiment.method)), rank_(rank), devices_(devices), settings_(training_settings(settings)), privacy_(privacy_settings(settings)),
+      data_(load_training_data(settings, rank, devices, comm)) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   for (int device = 1; device <= devices; ++device) {
-    splits_.push_back(static_cast<std::size_t>(config.integer("model.split", device)));
-    micro_batches_.push_back(schedule == SplitSchedule::pipar
-                                 ? static_cast<int>(config.integer("pipar.micro_batches", device))
+    splits_.push_back(static_cast<std::size_t>(settings.model.split.of(device).value()));
+    micro_batches_.push_back(traits_.micro_batches
+                                 ? static_cast<int>(settings.pipar.micro_batches.of(device).value())
                                  : 1);
   }
-  if (schedule != SplitSchedule::sl) server_streams_ = static_cast<int>(config.integer("train.server_streams"));
-  if (schedule == SplitSchedule::sl) batches_per_turn_ = config.integer("sl.batches_per_turn");
-  personalised_ = config.flag("train.personalised");
-  server_threads_ = static_cast<int>(config.integer("train.server_threads"));
+  if (traits_.server_replicas) server_streams_ = static_cast<int>(settings.train.server_streams);
+  if (traits_.takes_turns) batches_per_turn_ = settings.sl.batches_per_turn;
+  personalised_ = settings.train.personalised;
+  server_threads_ = static_cast<int>(settings.train.server_threads);
   if (rank == 0) {
     const int replicas = one_server_part() ? 1 : devices;
     for (int i = 0; i < replicas; ++i) {
@@ -93,8 +93,8 @@ SplitLearning::ServerPart& SplitLearning::server_for(int device) {
 
 void SplitLearning::run_round(const RoundContext& context) {
   if (rank_ != 0) return train_device_round(context);
-  if (schedule_ == SplitSchedule::sl) return serve_sequential_round(context);
-  if (schedule_ == SplitSchedule::sfl2) return serve_in_device_order(context);
+  if (traits_.takes_turns) return serve_sequential_round(context);
+  if (traits_.serves_in_device_order) return serve_in_device_order(context);
   serve_parallel_round(context);
 }
 
@@ -102,7 +102,7 @@ void SplitLearning::run_round(const RoundContext& context) {
 
 void SplitLearning::train_device_round(const RoundContext& context) {
   const auto batches = batches_->round(context.round, settings_);
-  if (schedule_ == SplitSchedule::sl) return take_turns(context, batches);
+  if (traits_.takes_turns) return take_turns(context, batches);
   for (std::size_t b = 0; b < batches.size(); ++b) train_batch(context, static_cast<int>(b), batches[b]);
   // Personalised: the device part is ours alone; nothing of it leaves the device.
   if (settings_.aggregates_after(context.round) && !personalised_) exchange_device_part(context);
@@ -184,7 +184,7 @@ void SplitLearning::exchange_device_part(const RoundContext& context) {
   // Hand the device part to the server (weighted by our share of the data), and, where
   // the server averages (sfl, pipar), take the average back.
   net::SendHandle sent = send_state(context, 0, *device_part_, static_cast<std::int64_t>(batches_->samples()));
-  if (schedule_ != SplitSchedule::sl) {
+  if (traits_.averages) {
     net::RecvHandle average = context.transport.post_recv(0, net::MessageKind::model);
     load_flat_state(*device_part_, tensor_from(receive_or_throw(average, context, 0, "averaged device part")));
     if (settings_.reset_optimizer_state) device_optimizer_ = make_optimizer(*device_part_, settings_);
@@ -385,7 +385,7 @@ void SplitLearning::aggregate(const RoundContext& context) {
 // micro-batch counts need nothing but the count. sfl2's one server part moves once, and
 // every device with it.
 void SplitLearning::apply_plan(const RoundContext& context, const std::vector<DeviceChoice>& plan) {
-  if (schedule_ == SplitSchedule::sl) throw std::logic_error("sl has no plan to change");
+  if (!traits_.plannable) throw std::logic_error(traits_.name + " has no plan to change");
   if (personalised_) throw std::logic_error("personalised device parts are not re-split (validation refuses plan.replan)");
   if (plan.size() != static_cast<std::size_t>(devices_)) throw std::invalid_argument("apply_plan: a plan for another device count");
   if (one_server_part() && std::any_of(plan.begin(), plan.end(), [&](const DeviceChoice& c) { return c.split != plan.front().split; })) {
@@ -401,7 +401,7 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
   for (int device = 1; device <= devices_; ++device) {
     const DeviceChoice& choice = plan[static_cast<std::size_t>(device - 1)];
     if (choice.split > layers) throw std::invalid_argument("apply_plan: split " + std::to_string(choice.split) + " beyond the model");
-    micro_batches_[static_cast<std::size_t>(device - 1)] = schedule_ == SplitSchedule::pipar ? choice.micro_batches : 1;
+    micro_batches_[static_cast<std::size_t>(device - 1)] = traits_.micro_batches ? choice.micro_batches : 1;
     if (choice.split == split_for(device)) continue;
     splits_[static_cast<std::size_t>(device - 1)] = choice.split;
     if (rank_ == 0) {
@@ -428,7 +428,7 @@ void SplitLearning::apply_plan(const RoundContext& context, const std::vector<De
 }
 
 std::optional<Evaluation> SplitLearning::evaluate(const RoundContext& context) {
-  if (schedule_ != SplitSchedule::sl && !settings_.aggregates_after(context.round)) {
+  if (traits_.averages && !settings_.aggregates_after(context.round)) {
     return std::nullopt;  // the server side is one model only after an aggregation
   }
   if (personalised_) {

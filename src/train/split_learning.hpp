@@ -22,6 +22,7 @@
 #include <map>
 
 #include "cmlbed/model/part_cost.hpp"
+#include "cmlbed/config/methods.hpp"
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/privacy.hpp"
 #include "training_data.hpp"
@@ -30,11 +31,11 @@ namespace cmlbed::train {
 
 class StateDescription;
 
-enum class SplitSchedule { sfl, pipar, sl, sfl2 };
-
 class SplitLearning : public Method {
  public:
-  SplitLearning(const Config& config, SplitSchedule schedule, int rank, int devices, MPI_Comm comm);
+  // sl, sfl, sfl2 and pipar: what the method's row of the method table says (turns,
+  // replicas, device order, micro-batches, averaging) decides the schedule.
+  SplitLearning(const Settings& settings, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::optional<double> trivial_accuracy(EvaluationScope scope) const override {
@@ -56,7 +57,7 @@ class SplitLearning : public Method {
   int micro_batches_for(int device) const;
   // The server part that serves device d: its replica (sfl, pipar) or the one part (sl, sfl2).
   ServerPart& server_for(int device);
-  bool one_server_part() const { return schedule_ == SplitSchedule::sl || schedule_ == SplitSchedule::sfl2; }
+  bool one_server_part() const { return !traits_.server_replicas; }
   std::size_t split_for(int device) const;
 
   // Device side.
@@ -76,7 +77,7 @@ class SplitLearning : public Method {
   void serve_micro_batch(const RoundContext& context, int device, const net::Message& message);
   void aggregate(const RoundContext& context);
 
-  SplitSchedule schedule_;
+  const MethodTraits& traits_;
   int rank_;
   int devices_;
   TrainingSettings settings_;

@@ -40,7 +40,7 @@ std::vector<std::size_t> TrainingData::own_positions() const {
   return positions;
 }
 
-TrainingData load_training_data(const Config& config, int rank, int devices, MPI_Comm run_comm) {
+TrainingData load_training_data(const Settings& settings, int rank, int devices, MPI_Comm run_comm) {
   const net::DuplicatedComm comm(run_comm);  // no other layer's message can match
   TrainingData data;
   if (rank == 0) {
@@ -49,9 +49,9 @@ TrainingData load_training_data(const Config& config, int rank, int devices, MPI
     std::optional<data::ImageSet> train;
     std::optional<std::pair<Status, std::string>> error;
     try {
-      data::Dataset dataset = load_dataset(config);
+      data::Dataset dataset = load_dataset(settings);
       data.partitions = data::partition_indices(dataset.train.labels, dataset.train.num_classes,
-                                                partition_spec(config, devices));
+                                                partition_spec(settings, devices));
       data.test = std::move(dataset.test);
       train = std::move(dataset.train);
     } catch (const std::invalid_argument& e) {

@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/data/image_set.hpp"
 #include "cmlbed/train/evaluation.hpp"
 
@@ -37,7 +37,7 @@ struct TrainingData {
 // on every rank alike: std::invalid_argument for a split that cannot work (the driver
 // reports it as a configuration error), std::runtime_error otherwise, each with rank
 // 0's message.
-TrainingData load_training_data(const Config& config, int rank, int devices, MPI_Comm comm);
+TrainingData load_training_data(const Settings& settings, int rank, int devices, MPI_Comm comm);
 
 // The server's trivial rate for `scope` (evaluation.hpp); nothing where `data` holds no
 // test set (a device's).

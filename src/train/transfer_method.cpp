@@ -32,9 +32,9 @@ void busy_compute(std::chrono::nanoseconds duration) {
 
 }  // namespace
 
-TransferMethod::TransferMethod(const Config& config, int, int, MPI_Comm)
-    : bytes_(static_cast<std::size_t>(config.size("transfer.bytes"))),
-      compute_(config.duration_ns("transfer.compute")) {}
+TransferMethod::TransferMethod(const Settings& settings, int, int, MPI_Comm)
+    : bytes_(static_cast<std::size_t>(settings.transfer.bytes)),
+      compute_(settings.transfer.compute.count()) {}
 
 void TransferMethod::run_round(const RoundContext& context) {
   if (context.rank == 0) {

@@ -30,6 +30,9 @@ class Config {
   static Config resolve(const std::vector<RawSetting>& file_settings,
                         const std::vector<RawSetting>& command_line_settings);
   static Config defaults() { return resolve({}, {}); }
+  // This configuration with `settings` set on top of it (each checked as resolve checks
+  // it; a later one wins).
+  Config with_settings(const std::vector<RawSetting>& settings) const;
 
   // Typed values. `device` (1..N) selects a device's override of a per-device option;
   // 0 means the value for all devices.
@@ -55,6 +58,8 @@ class Config {
   std::string to_ini() const;
 
  private:
+  // Checks one setting and sets it (ConfigError naming it when it is not valid).
+  void apply(const RawSetting& setting);
   // Device `device`'s draw when the option's value is a distribution (clamped to the
   // option's range), else nullopt.
   std::optional<double> drawn(const std::string& name, int device) const;

@@ -24,6 +24,13 @@ struct OptionSpec {
   std::string word;         // a word accepted besides the type's values, which the program resolves
                             // ("placement" for plan.host_cores); "" = none
   bool allows_distribution = false;  // per device: may be uniform(A,B) / lognormal(M,S) (config/distribution.hpp)
+  // A resumed run may set it to another value than its results file stores: it changes
+  // neither the run's mathematics nor its file (experiment.rounds only where the rounds
+  // done so far would have run the same: run/resume_rules.hpp).
+  bool resume_may_change = false;
+  // The value runs had before the option existed, where it is not its default: a results
+  // file written then stores no value for it, and a resumed run takes this one.
+  std::string value_before_it_existed;
 
   std::string section() const { return name.substr(0, name.find('.')); }
   std::string key() const { return name.substr(name.find('.') + 1); }

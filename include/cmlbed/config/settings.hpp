@@ -8,12 +8,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cmlbed/base/image_shape.hpp"
 #include "cmlbed/config/config.hpp"
@@ -52,17 +52,11 @@ class PerDevice {
   PerDevice() = default;
   explicit PerDevice(Read read) : read_(std::move(read)) {}
 
-  T of(int device) const {
-    const auto set = set_.find(device);
-    return set != set_.end() ? set->second : read_(device);
-  }
-  T all() const { return of(0); }
-  // Device `device`'s value from now on (the planner's choice; 0: the value for all).
-  void set(int device, T value) { set_.insert_or_assign(device, std::move(value)); }
+  T of(int device) const { return read_(device); }
+  T all() const { return read_(0); }
 
  private:
   Read read_;
-  std::map<int, T> set_;
 };
 
 using Nanoseconds = std::chrono::nanoseconds;
@@ -173,18 +167,40 @@ struct Settings {
   EvaluationSection evaluation;
   OutputSection output;
 
-  // Every option of `config` in its field.
-  static Settings from(const Config& config);
+  // Every option of `config` in its field. Implicit, so that code and tests holding a
+  // Config may pass it where settings are read.
+  Settings(const Config& config);  // NOLINT(google-explicit-constructor)
+  static Settings from(const Config& config) { return Settings(config); }
   static Settings defaults() { return from(Config::defaults()); }
 
   // The resolved configuration these settings were read from (its INI text goes into
   // results files; which options the user set, and for which devices).
   const Config& config() const { return *config_; }
 
+  // These settings with the planner's choice in place of an auto option's autos
+  // (with_chosen(&Settings::model, &ModelSection::split, ...)): `uniform` where the value
+  // for all devices is auto, and device K's own `per_device[K-1]` where its value is auto
+  // and differs from `uniform` or was set auto in [device.K]. The configuration's text,
+  // stored in results files, holds the chosen values.
+  template <class Section, class Field>
+  Settings with_chosen(Section Settings::*section, Field Section::*field, std::int64_t uniform,
+                       const std::vector<std::int64_t>& per_device) const {
+    return with_chosen_at(&(this->*section.*field), uniform, per_device);
+  }
+  // Whether any device of `devices` (or the value for all) leaves an option to the planner.
+  bool any_auto(int devices) const;
+
   // The name of the option whose field is `field` (a field of this object, e.g.
   // `&settings.train.lr`): "train.lr"; for a device above 0 of a per-device option,
   // "device.K.lr". std::logic_error for an address that is no option's field.
   std::string name_of(const void* field, int device = 0) const;
+  // The name of an option from its section and field, where no settings are at hand:
+  // Settings::name(&Settings::output, &OutputSection::file) is "output.file".
+  template <class Section, class Field>
+  static std::string name(Section Settings::*section, Field Section::*field) {
+    const Settings& any = defaults_instance();
+    return any.name_of(&(any.*section.*field));
+  }
   // "train.lr = 0.01" as the user wrote it: for messages that name a setting.
   std::string said(const void* field, int device = 0) const;
   // True when the user set the option (file or command line), globally or for a device.
@@ -194,6 +210,8 @@ struct Settings {
   const void* field_of(const std::string& name) const;
 
  private:
+  static const Settings& defaults_instance();
+  Settings with_chosen_at(const void* field, std::int64_t uniform, const std::vector<std::int64_t>& per_device) const;
   std::shared_ptr<const Config> config_;
 };
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/net/link.hpp"
@@ -24,8 +24,9 @@ namespace cmlbed::planner {
 
 // One device's settings (its [device.K] values where it has them, else the global ones).
 struct DevicePlanSpec {
-  std::size_t split = 0;    // model.split
-  int micro_batches = 1;    // pipar.micro_batches
+  std::size_t split = 0;    // model.split (auto: plan.min_split, a placeholder)
+  int micro_batches = 1;    // pipar.micro_batches (auto: 1, a placeholder)
+  bool split_auto = false, micro_batches_auto = false;  // left to the planner
   net::LinkSpec uplink, downlink;
   double slowdown = 1;                     // devices.slowdown
   std::optional<double> flops_per_second;  // devices.flops (paced), none: timed by the profile
@@ -57,7 +58,7 @@ struct PlanSpec {
 // plan.host_cores = placement takes `placement_cores` where the caller knows the run's
 // placement (placement_host_cores), else the devices and the server on this process's
 // usable cores (cmlbed plan and simulate, before any mpirun).
-PlanSpec plan_spec(const Config& config, int devices, std::optional<int> placement_cores = std::nullopt);
+PlanSpec plan_spec(const Settings& settings, int devices, std::optional<int> placement_cores = std::nullopt);
 
 // The cores the simulator's one shared host has for a run placed on `nodes` (all ranks
 // of the run): one host, its cores; several, 0 (a core per rank) where each host has a

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/sim/profile.hpp"
 #include "cmlbed/sim/schedule_simulator.hpp"
@@ -20,8 +20,8 @@ struct SampleCounts {
   std::vector<std::size_t> devices;
   std::size_t test = 0;
 };
-SampleCounts sample_counts(const Config& config, int devices);
-std::vector<std::size_t> device_sample_counts(const Config& config, int devices);
+SampleCounts sample_counts(const Settings& settings, int devices);
+std::vector<std::size_t> device_sample_counts(const Settings& settings, int devices);
 
 // The server's evaluation between rounds (SimulationInput::evaluation_s), estimated from
 // the profile: the whole model's forward per sample at the largest batch size it

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cmlbed/base/run_stamp.hpp"
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/net/clock_sync.hpp"
 #include "cmlbed/net/mpi_session.hpp"
 #include "cmlbed/trace/results_file.hpp"
@@ -17,7 +17,7 @@ using cmlbed::RunStamp;
 
 // The root attributes of a run's results file. A simulated run (`cmlbed simulate`) has
 // no hosts and zero clock offsets.
-trace::RunInfo run_info(const Config& config, const RunStamp& started, int mpi_size,
+trace::RunInfo run_info(const Settings& settings, const RunStamp& started, int mpi_size,
                         std::vector<std::string> hosts, const std::vector<net::ClockEstimate>& clocks);
 
 // How a run begins: with a new results file, or continuing an existing one after its
@@ -35,7 +35,7 @@ enum class RunStart { fresh, resume };
 // configuration as it now is (the privacy figure over its rounds).
 // `replanner` (plan.replan = on_change): asked after every round's evaluation whether to
 // change the plan (plan_changes.hpp); a run that re-plans writes no checkpoints.
-int run_experiment(const Config& config, const net::MpiSession& mpi, const std::string& output_file,
+int run_experiment(const Settings& settings, const net::MpiSession& mpi, const std::string& output_file,
                    const RunStamp& started, RunStart mode = RunStart::fresh,
                    const std::function<void(trace::ResultsFile&)>& on_created = {},
                    train::PlanChanges* replanner = nullptr);

@@ -1,5 +1,5 @@
 #pragma once
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 
 namespace cmlbed {
 
@@ -9,6 +9,6 @@ namespace cmlbed {
 // output.file must be resolved (non-empty) when check_output is set.
 // Throws ConfigError with one line naming the option, the value and what is allowed.
 // Does no work and creates no file.
-void validate_config(const Config& config, int mpi_size, bool check_output = false);
+void validate_config(const Settings& settings, int mpi_size, bool check_output = false);
 
 }  // namespace cmlbed

@@ -1,6 +1,6 @@
 #pragma once
 // The schedule simulator: the rounds of fl, sl, sfl, pipar and adasplit as the runtime
-// runs them (src/train/federated_averaging.cpp, split_learning.cpp, adasplit.cpp), on a
+// runs them (src/train/federated_averaging.cpp, split_learning.cpp, adasplit_method.cpp), on a
 // virtual clock, with the devices' links modelled by the runtime's own net::Link (token bucket, delay, traces,
 // the transport's chunking), and the stages' lengths from a profile. It emits the
 // timeline events the runtime records, so a simulated run becomes an ordinary results

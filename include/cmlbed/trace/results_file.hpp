@@ -21,6 +21,7 @@ struct RunInfo {
   std::string cmlbed_version;
   std::string git_revision;
   std::string method;
+  std::string method_table;  // the method table as JSON (config/method_columns.hpp)
   std::string started_at;  // ISO 8601, UTC, e.g. "2024-05-01T12:00:00Z"
   std::string heap = "system";  // the allocator's policy (cmlbed/base/heap_policy.hpp)
   std::string model_file_sha256;  // model.file's SHA-256 (model.name = torchscript), else ""

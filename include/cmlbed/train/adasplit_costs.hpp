@@ -1,10 +1,10 @@
 #pragma once
 // AdaSplit's settings and the FLOPs its stages count, public so that the planner's
 // simulator input (planner/simulation_setup.cpp) books the same work as the method
-// (adasplit.cpp); adasplit_costs.cpp defines them.
+// (adasplit_method.cpp); adasplit_costs.cpp defines them.
 #include <cstdint>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/model/part_cost.hpp"
 #include "cmlbed/train/orchestrator.hpp"
 
@@ -20,7 +20,7 @@ struct AdaSplitSettings {
   std::int64_t embedding_dim = 64;
   std::int64_t head_channels = 128;
 };
-AdaSplitSettings adasplit_settings(const Config& config);
+AdaSplitSettings adasplit_settings(const Settings& settings);
 
 // The FLOPs AdaSplit's compute stages count for a batch of n samples (the runtime's
 // stages and the schedule simulator use these same figures).

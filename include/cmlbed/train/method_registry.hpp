@@ -12,7 +12,7 @@
 
 #include <mpi.h>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/train/method.hpp"
 
 namespace cmlbed::train {
@@ -24,10 +24,10 @@ std::vector<std::string> available_methods();
 bool has_factory(const std::string& name);
 
 // Throws ConfigError when this build cannot run experiment.method (cheap: builds nothing).
-void check_method_available(const Config& config);
+void check_method_available(const Settings& settings);
 
 // The method experiment.method names, for this rank of the run's ranks `comm` (rank 0
 // the server, `devices` devices). Throws ConfigError for a method this build cannot run.
-std::unique_ptr<Method> make_method(const Config& config, int rank, int devices, MPI_Comm comm);
+std::unique_ptr<Method> make_method(const Settings& settings, int rank, int devices, MPI_Comm comm);
 
 }  // namespace cmlbed::train

@@ -17,7 +17,7 @@
 
 #include <torch/torch.h>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 
 namespace cmlbed::train {
 
@@ -30,7 +30,7 @@ struct PrivacySettings {
   double delta = 1e-5;
   bool on() const { return mechanism != PrivacyMechanism::none; }
 };
-PrivacySettings privacy_settings(const Config& config);
+PrivacySettings privacy_settings(const Settings& settings);
 
 // A seed for one release: (experiment seed, rank, round, batch, micro-batch) mixed.
 std::uint64_t noise_seed(std::uint64_t seed, int rank, int round, int batch, int micro_batch);
@@ -66,12 +66,12 @@ double gaussian_epsilon(double noise_multiplier, std::int64_t releases, double d
 // The L2 sensitivity of one clipped release in units of privacy.clip under the
 // configured privacy.adjacency: C when a sample (fl: a device's data) is added or removed,
 // 2C when it is replaced by another (two vectors of norm <= C differ by up to 2C).
-double privacy_sensitivity(const Config& config);
+double privacy_sensitivity(const Settings& settings);
 
 // How often one sample (split methods) or one device's update (fl) is released over the
 // run, at most: split methods, rounds x ceil(mini-batches per round x batch / samples)
 // for the device with the fewest samples per release (AdaSplit counted as if every
 // batch were picked in every round); fl, the aggregations. `samples`: each device's.
-std::int64_t privacy_releases(const Config& config, const std::vector<std::size_t>& samples);
+std::int64_t privacy_releases(const Settings& settings, const std::vector<std::size_t>& samples);
 
 }  // namespace cmlbed::train

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cmlbed/config/config.hpp"
+#include "cmlbed/config/settings.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "cmlbed/sim/round_rules.hpp"
 
@@ -29,6 +29,6 @@ struct TrainingSettings {
   // carries on.
   bool reset_optimizer_state = true;
 };
-TrainingSettings training_settings(const Config& config);
+TrainingSettings training_settings(const Settings& settings);
 
 }  // namespace cmlbed::train

@@ -30,7 +30,7 @@ class StateDescription;
 
 class AdaSplit : public Method {
  public:
-  AdaSplit(const Config& config, int rank, int devices, MPI_Comm comm);
+  AdaSplit(const Settings& settings, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
   std::optional<Evaluation> evaluate(const RoundContext& context) override;
   std::optional<double> trivial_accuracy(EvaluationScope scope) const override {

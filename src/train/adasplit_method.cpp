@@ -1,4 +1,4 @@
-#include "adasplit.hpp"
+#include "adasplit_method.hpp"
 
 #include <algorithm>
 
@@ -28,10 +28,10 @@ std::uint64_t mask_seed(std::uint64_t seed, int device) {
 
 }  // namespace
 
-AdaSplit::AdaSplit(const Config& config, int rank, int devices, MPI_Comm comm)
-    : rank_(rank), devices_(devices), settings_(training_settings(config)), privacy_(privacy_settings(config)),
-      adasplit_(adasplit_settings(config)), data_(load_training_data(config, rank, devices, comm)),
-      split_(static_cast<std::size_t>(config.integer("model.split"))) {
+AdaSplit::AdaSplit(const Settings& settings, int rank, int devices, MPI_Comm comm)
+    : rank_(rank), devices_(devices), settings_(training_settings(settings)), privacy_(privacy_settings(settings)),
+      adasplit_(adasplit_settings(settings)), data_(load_training_data(settings, rank, devices, comm)),
+      split_(static_cast<std::size_t>(settings.model.split.all().value())) {
   const std::vector<model::LayerStats> stats = model::layer_stats(settings_.model);
   const std::size_t layers = stats.size();
   if (split_ < 1 || split_ >= layers) {
