@@ -2,7 +2,8 @@
 # Help texts name methods from the method table (`cmlbed info --methods`), never from a
 # list of their own: `cmlbed --help`, `cmlbed simulate --help` and `cmlbed plan --help`
 # list exactly the simulatable and the plannable methods, `cmlbed run --help` every one,
-# and the unknown-command error every command the usage shows.
+# and the unknown-command error every command the usage shows; `cmlbed info --methods
+# --json`, which scripts read, is the text table.
 # Usage: help_texts.sh CMLBED
 set -u
 cmlbed=$1
@@ -43,14 +44,23 @@ commands=$("$cmlbed" nosuchcommand 2>&1 >/dev/null | sed -n "s/.*commands: \([a-
 for command in $(sed -n 's/^  cmlbed \([a-z]\+\) .*/\1/p' <<<"$usage" | sort -u); do
   grep -qw "$command" <<<"$commands" || fail "unknown-command error does not name $command (it names: $commands)"
 done
-# cmlbed-report keeps its own sets of the methods and of those that split the model (a
-# results file names its method, not the method's traits): they must be the table's.
-summary=$(dirname "$0")/../scripts/cmlbed_report/summary.py
-py_set() { sed -n "s/^$1 = frozenset({\(.*\)})/\1/p" "$summary" | tr -d '" ' | tr ',' '\n' | sort | paste -sd,; }
-table_set() { awk -v col="$1" 'col == 0 || $col == "yes" { print $1 }' <<<"$rows" | sort | paste -sd,; }
-[[ $(py_set KNOWN_METHODS) == "$(table_set 0)" ]] ||
-  fail "summary.py's KNOWN_METHODS ($(py_set KNOWN_METHODS)) are not the table's methods ($(table_set 0))"
-[[ $(py_set SPLIT_METHODS) == "$(table_set 2)" ]] ||
-  fail "summary.py's SPLIT_METHODS ($(py_set SPLIT_METHODS)) are not the table's splitting methods ($(table_set 2))"
+# Scripts read the method table as JSON (`cmlbed info --methods --json`: cmlbed-report,
+# scripts/tools/*-configs.py) instead of keeping lists of methods: it must be valid JSON
+# and the text table's, with the methods in the same order and the same splitting ones.
+json=$("$cmlbed" info --methods --json) || fail "cmlbed info --methods --json exited $?"
+from_json=$(/usr/bin/python3 -c '
+import json, sys
+methods = json.load(sys.stdin)["methods"]
+assert all(isinstance(m["name"], str) and isinstance(m["splits_model"], bool) for m in methods)
+print(",".join(m["name"] for m in methods))
+print(",".join(sorted(m["name"] for m in methods if m["splits_model"])))
+' <<<"$json") || fail "cmlbed info --methods --json is not the method table as JSON ({\"methods\": [...]}): $json"
+json_names=$(sed -n 1p <<<"$from_json") json_splits=$(sed -n 2p <<<"$from_json")
+text_names=$(awk '{ print $1 }' <<<"$rows" | paste -sd,)
+text_splits=$(awk '$2 == "yes" { print $1 }' <<<"$rows" | LC_ALL=C sort | paste -sd,)
+[[ $json_names == "$text_names" ]] ||
+  fail "info --methods --json names the methods $json_names, the text table $text_names"
+[[ $json_splits == "$text_splits" ]] ||
+  fail "info --methods --json's splitting methods ($json_splits) are not the text table's ($text_splits)"
 echo "help_texts: $failures failure(s)"
 ((failures == 0))

@@ -53,14 +53,18 @@ def _array(table, path):
 
 
 # Root attributes longer than this are left out (named in "left_out"): a simulated run's
-# `profile` (13 KB for VGG-5), which the report reads from the profile file itself.
+# `profile` (13 KB for VGG-5), which the report reads from the profile file itself. The
+# method table is kept whatever its length: the report reads what a run's method does
+# from it (methods.py).
 LONGEST_ATTRIBUTE = 4096
+ALWAYS_KEPT = frozenset({"method_table"})
 
 
 def digest(run):
     """The digest of a Run (as a dict ready for json.dump)."""
     attrs = {k: _plain(v) for k, v in run.attrs.items()}
-    left_out = sorted(k for k, v in attrs.items() if len(json.dumps(v)) > LONGEST_ATTRIBUTE)
+    left_out = sorted(k for k, v in attrs.items()
+                      if k not in ALWAYS_KEPT and len(json.dumps(v)) > LONGEST_ATTRIBUTE)
     return {
         "format": FORMAT,
         "version": VERSION,

@@ -6,7 +6,9 @@ import os
 
 import h5py
 
+from . import methods
 from .errors import ReportError
+
 
 class Run:
     """A results file, read completely (files of short runs are small; a long run's
@@ -106,6 +108,28 @@ class Run:
         if not self.has_events or not any(len(e) for e in self.events):
             raise ReportError("%s holds no events (the run was made with output.timeline = "
                               "false?): nothing to draw or trace" % self.path)
+
+    # --- the method table ------------------------------------------------------------
+    @property
+    def method_table(self):
+        """The method table as the file stores it (root attribute method_table), or, for a
+        file written before it, the binary's (`cmlbed info --methods --json`): a list of
+        dicts, one per method (methods.py)."""
+        table = self.__dict__.get("_method_table")
+        if table is None:
+            table = methods.table_of_file(self.attrs, self.path)
+            if table is None:
+                table = methods.table_from_binary()
+            self._method_table = table
+        return table
+
+    @property
+    def method_traits(self):
+        """This run's method's row of the method table ({"splits_model": ..., ...})."""
+        try:
+            return methods.traits(self.method_table, self.method)
+        except ReportError as e:
+            raise ReportError("%s: %s" % (self.path, e))
 
     # --- the per-round table ------------------------------------------------------------
     def round_columns(self):

@@ -10,20 +10,18 @@ import sys
 
 import numpy as np
 
-from . import emulation, stats
+from . import emulation, methods, stats
 from .errors import ReportError
 
 # How a run was done rather than what it ran: runs that differ only here are the same
 # experiment with another method. By convention (issue 10) every option of a method
 # lives in a section named after the method ([pipar], [adasplit], ...), so the rule
 # needs no list of options: a new method's section is skipped as soon as a run of it
-# is among the files, and the known methods cover sections of methods that are not.
-# Both sets mirror the method table (`cmlbed info --methods`); ctest help_texts checks them.
-KNOWN_METHODS = frozenset({"fl", "sl", "sfl", "pipar", "sfl2", "adasplit", "transfer"})
+# is among the files, and the method table (each run's own, run.method_table) covers
+# sections of methods that are not. What a method does (splits the model, trains,
+# micro-batches) is its row of that table (run.method_traits), never a list here.
 _NOT_THE_EXPERIMENT_SECTIONS = frozenset({"output"})
 _NOT_THE_EXPERIMENT_OPTIONS = frozenset({("experiment", "method")})
-# Methods that split the model: their split 0 sends raw samples to the server.
-SPLIT_METHODS = frozenset({"sl", "sfl", "pipar", "sfl2", "adasplit"})
 RAW_DATA_NOTE = "* split 0: raw data uploaded (centralised training, not split learning)"
 
 
@@ -51,14 +49,16 @@ def run_numbers(run, from_round=1):
     device_idle = r["idle_s"][:, 1:].sum(axis=0) if run.devices else np.zeros(1)
     accuracy = r["test_accuracy"][~np.isnan(r["test_accuracy"])]
     loss = r["test_loss"][~np.isnan(r["test_loss"])]
+    traits = run.method_traits
     return {
         "run": run.name,
         "method": run.method,
-        "model": "-" if run.method == "transfer" else run.option("model.name"),
+        "model": run.option("model.name") if traits["trains"] else "-",
         "split": _with_replans(run, "split", _split_text(run)),
         "raw_data_uploaded": raw_data_uploaded(run),
+        # pipar.micro_batches cuts the mini-batches of every method that has micro-batches.
         "micro_batches": (_with_replans(run, "micro_batches", run.option("pipar.micro_batches"))
-                          if run.method == "pipar" else "-"),
+                          if traits["micro_batches"] else "-"),
         "devices": run.devices,
         "links": _links_text(run),
         "rounds": len(r),
@@ -109,7 +109,7 @@ def _values_text(values):
 
 
 def _split_text(run):
-    if run.method in ("fl", "transfer"):
+    if not run.method_traits["splits_model"]:
         return "-"  # the whole model (or none) runs on the device
     return _values_text(run.device_values("model.split"))
 
@@ -117,7 +117,7 @@ def _split_text(run):
 def raw_data_uploaded(run):
     """Whether a device of a split method ran at split 0 (configured, or chosen by a
     re-plan): it then uploaded raw samples, which is centralised training."""
-    if run.method not in SPLIT_METHODS:
+    if not run.method_traits["splits_model"]:
         return False
     splits = run.device_values("model.split")
     if any(v.strip() == "0" for v in splits):
@@ -158,20 +158,26 @@ def _links_text(run):
 
 
 def method_sections(runs):
-    """Section names that hold method-only options: the known methods and every method
-    the given runs ran."""
-    return KNOWN_METHODS | {run.method for run in runs}
+    """Section names that hold method-only options: the methods of the runs' method
+    tables and every method the given runs ran."""
+    sections = {run.method for run in runs}
+    for run in runs:
+        sections.update(methods.names(run.method_table))
+    return frozenset(sections)
 
 
-def scenario(run, methods=KNOWN_METHODS, any_seed=False):
+def scenario(run, sections=None, any_seed=False):
     """What a run computed apart from its method: the configuration without the sections
-    named after a method (`methods`), experiment.method and [output]; with any_seed,
-    also without experiment.seed (repeats of one experiment differ only there)."""
+    named after a method (`sections`; default: the methods of the run's method table),
+    experiment.method and [output]; with any_seed, also without experiment.seed (repeats
+    of one experiment differ only there)."""
+    if sections is None:
+        sections = frozenset(methods.names(run.method_table))
     left_out = _NOT_THE_EXPERIMENT_OPTIONS | (
         {("experiment", "seed")} if any_seed else set())
     items = []
     for section in run.config.sections():
-        if section in methods or section in _NOT_THE_EXPERIMENT_SECTIONS:
+        if section in sections or section in _NOT_THE_EXPERIMENT_SECTIONS:
             continue
         for key, value in run.config.items(section):
             if (section, key) not in left_out:
@@ -199,13 +205,13 @@ def _choose(units, baseline, any_seed):
                                                or r.name == baseline for r in unit)]
         if by_file:
             return [by_file[0]] * len(units)
-        methods = sorted({unit[0].method for _, unit in units})
+        ran = sorted({unit[0].method for _, unit in units})
         if baseline != "fl":
             raise ReportError("baseline %r is neither a method of the given runs (%s) nor one "
-                              "of the files" % (baseline, ", ".join(methods)))
+                              "of the files" % (baseline, ", ".join(ran)))
         return [0] * len(units)  # no FL run: compare with the first file
-    methods = method_sections([r for _, unit in units for r in unit])
-    key = [scenario(unit[0], methods, any_seed) for _, unit in units]
+    sections = method_sections([r for _, unit in units for r in unit])
+    key = [scenario(unit[0], sections, any_seed) for _, unit in units]
     chosen = []
     for i, (label, _) in enumerate(units):
         same = [c for c in candidates if key[c] == key[i]]

@@ -2,7 +2,7 @@
 """A second, independent generator of random configurations (issue 53, part 5): crowded
 hosts, real data, longer rounds.
 
-    scripts/tools/crowded-configs.py --count N --seed S --out DIR [--cmlbed build/cmlbed]
+    scripts/tools/crowded-configs.py --count N --seed S --out DIR [--cmlbed CMLBED]
 
 writes DIR/crowded-S-K.ini for K = 1..N, each checked with `cmlbed run --dry-run` (a draw
 it refuses is a bug here: the script says which and fails). The same --seed gives the
@@ -37,6 +37,10 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from config_draws import write_checked_draws  # noqa: E402
 
 MODELS = ["lenet", "vgg5", "mobilenetv3-small"]
+# Frozen, not read from the method table: the draws of a seed are a held-out set of
+# configurations (docs/prediction-crowded-*.md), which must stay the same draws when a
+# method is added. At start the list is checked against the binary's table (every name a
+# simulatable method).
 METHODS = ["fl", "sl", "sfl", "sfl2", "pipar", "adasplit"]
 LAYERS = {"lenet": 7, "vgg5": 7, "mobilenetv3-small": 16}
 
@@ -92,7 +96,7 @@ def draw(seed, number, _out_dir=None):
 
 
 def main():
-    write_checked_draws("crowded-configs.py", __doc__.split("\n\n")[0], draw)
+    write_checked_draws("crowded-configs.py", __doc__.split("\n\n")[0], draw, METHODS)
 
 
 if __name__ == "__main__":

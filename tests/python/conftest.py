@@ -13,6 +13,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 REPORT = os.path.join(ROOT, "scripts", "cmlbed-report")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "studies"))
+# The binary these tests run (ctest sets CMLBED_BINARY), and the one the report asks for
+# the method table of files that do not store it (scripts/cmlbed_report/methods.py reads
+# CMLBED; cmlbed-report started by a test inherits it).
+BINARY = os.environ.get("CMLBED_BINARY", os.path.join(ROOT, "build", "cmlbed"))
+os.environ["CMLBED"] = BINARY
 
 # LeNet on synthetic data, 1 server + 2 devices, 2 rounds of 4 mini-batches: a few
 # seconds per run, with real transfers over a shaped uplink.
@@ -23,12 +28,11 @@ SMALL_RUN = ["--data.dataset=synthetic", "--data.synthetic_train=600",
 
 
 def _cmlbed(*args, ranks=3, check=True):
-    binary = os.environ.get("CMLBED_BINARY", os.path.join(ROOT, "build", "cmlbed"))
     mpiexec = os.environ.get("CMLBED_MPIEXEC", "mpirun")
     env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    done = subprocess.run([mpiexec, "-np", str(ranks), binary, "run"] + list(args), env=env,
+    done = subprocess.run([mpiexec, "-np", str(ranks), BINARY, "run"] + list(args), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=240)
     if check and done.returncode != 0:

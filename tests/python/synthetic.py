@@ -64,9 +64,10 @@ def config_text(method, sections=None):
 
 
 def write(path, method="fl", mpi_size=3, rounds=None, events=None, sections=None,
-          new_columns=True, summary=True):
+          new_columns=True, summary=True, attrs=None):
     """rounds: list of dicts (missing fields 0; busy_s / idle_s computed by the caller
-    or left 0); events: {rank: [event(...), ...]}."""
+    or left 0); events: {rank: [event(...), ...]}; attrs: more root attributes (e.g.
+    method_table; without it the report asks the binary for the method table)."""
     rounds = rounds or [dict(round=0, t_start_ns=0, t_end_ns=10**9)]
     with h5py.File(path, "w") as f:
         f.attrs["cmlbed_version"] = "test"
@@ -75,6 +76,8 @@ def write(path, method="fl", mpi_size=3, rounds=None, events=None, sections=None
         f.attrs["mpi_size"] = np.int32(mpi_size)
         f.attrs["config"] = config_text(method, sections)
         f.attrs["started_at"] = "2026-11-30T00:00:00Z"
+        for key, value in (attrs or {}).items():
+            f.attrs[key] = value
         table = np.zeros(len(rounds), dtype=rounds_dtype(mpi_size, new_columns))
         for i, row in enumerate(rounds):
             for key, value in row.items():

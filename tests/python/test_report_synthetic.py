@@ -12,7 +12,7 @@ import pytest
 
 import synthetic
 from synthetic import event
-from cmlbed_report import idle_causes, perfetto, summary, tables, timeline
+from cmlbed_report import idle_causes, methods, perfetto, summary, tables, timeline
 from cmlbed_report.results import Run, load_runs
 
 S = 10**9  # nanoseconds per second
@@ -40,11 +40,12 @@ def test_a_section_named_after_a_method_does_not_split_the_experiment(tmp_path):
 
 
 def test_a_new_method_needs_no_edit_in_the_report(tmp_path, capsys):
-    # "newmethod" is in no list: its section is method-only because a run of it is here.
+    # "newmethod" is not in the method table: its section is method-only because a run of
+    # it is here.
     fl = synthetic.write(tmp_path / "fl.h5", "fl", sections={"newmethod": {"knob": "1"}})
     new = synthetic.write(tmp_path / "new.h5", "newmethod", sections={"newmethod": {"knob": "7"}})
     runs = load_runs([str(fl), str(new)])
-    assert "newmethod" not in summary.KNOWN_METHODS
+    assert "newmethod" not in methods.names(runs[0].method_table)
     assert [b.name for b in summary.choose_baselines(runs, "fl")] == ["fl", "fl"]
     assert "no fl run has the same settings" not in capsys.readouterr().err
     # Without the newmethod run among the files, [newmethod] is an ordinary section.
