@@ -19,7 +19,8 @@
 
 #include "cmlbed/trace/event_columns.hpp"
 #include "cmlbed/trace/hdf5_handles.hpp"
-#include "cmlbed/trace/plan_columns.hpp"
+#include "cmlbed/planner/plan_table.hpp"
+#include "cmlbed/train/replan_table.hpp"
 #include "cmlbed/trace/results_file.hpp"
 #include "cmlbed/trace/round_columns.hpp"
 
@@ -123,19 +124,19 @@ class ResultsPlanColumns : public ::testing::Test {
 };
 
 TEST_F(ResultsPlanColumns, EveryPlanColumnIsAFloat64DatasetOfItsName) {
-  ResultsFile::PlanTable plan;
+  planner::PlanTable plan;
   double next = 1;
-  for (const PlanColumn& column : plan_columns()) {
+  for (const planner::PlanColumn& column : planner::plan_columns()) {
     plan.*column.values = {next, next + 0.5};
     next += 1;
   }
   plan.profile_json = "{}";
   {
     ResultsFile results = create();
-    results.write_plan(plan);
+    planner::write_plan(results, plan);
     results.close();
   }
-  for (const PlanColumn& column : plan_columns()) {
+  for (const planner::PlanColumn& column : planner::plan_columns()) {
     EXPECT_EQ(ResultsFile::read_float64_dataset(path_, std::string("/plan/") + column.name),
               plan.*column.values)
         << column.name;
@@ -143,16 +144,16 @@ TEST_F(ResultsPlanColumns, EveryPlanColumnIsAFloat64DatasetOfItsName) {
 }
 
 TEST_F(ResultsPlanColumns, EveryReplanColumnIsAFloat64DatasetOfItsNameAndAsLongAsRound) {
-  ResultsFile::ReplanTable table;
+  train::ReplanTable table;
   double next = 1;
-  for (const ReplanColumn& column : replan_columns()) {
+  for (const train::ReplanColumn& column : train::replan_columns()) {
     table.*column.values = {next, NAN};
     next += 1;
   }
   ResultsFile results = create();
-  results.write_replans(table);
+  train::write_replans(results, table);
   results.flush();
-  for (const ReplanColumn& column : replan_columns()) {
+  for (const train::ReplanColumn& column : train::replan_columns()) {
     const std::vector<double> stored =
         ResultsFile::read_float64_dataset(path_, std::string("/plan/replans/") + column.name);
     ASSERT_EQ(stored.size(), 2u) << column.name;
@@ -161,7 +162,7 @@ TEST_F(ResultsPlanColumns, EveryReplanColumnIsAFloat64DatasetOfItsNameAndAsLongA
   }
   table.changed.pop_back();
   try {
-    results.write_replans(table);
+    train::write_replans(results, table);
     FAIL() << "a column shorter than round was accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_EQ(std::string(error.what()), "write_replans: column changed has 1 rows, round has 2");

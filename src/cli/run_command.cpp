@@ -249,7 +249,7 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   const bool is_server = mpi.rank() == 0;
   const int devices = request.ranks - 1;
   Settings settings = request.repeats[k];
-  std::optional<trace::ResultsFile::PlanTable> plan;
+  std::optional<planner::PlanTable> plan;
   std::optional<planner::Replanner> replanner;
   std::optional<sim::Profile> planned_profile;
   std::optional<int> placement_cores;
@@ -277,7 +277,7 @@ int run_repeat(RunRequest& request, std::size_t k, const net::MpiSession& mpi, c
   return run::run_experiment(settings, mpi, settings.output.file, k == 0 ? started : run::now_stamp(),
                              request.args.resume_file.empty() ? run::RunStart::fresh : run::RunStart::resume,
                              [&](trace::ResultsFile& results) {
-                               if (plan) results.write_plan(*plan);
+                               if (plan) planner::write_plan(results, *plan);
                                record_privacy(settings, devices, results);
                              },
                              replanner ? &*replanner : nullptr);

@@ -81,8 +81,8 @@ int simulate(const Settings& settings, const SimulateArguments& args, const sim:
   if (!totals) info.expected_events = per_rank;
   trace::ResultsFile results(path, settings.output.overwrite, info);
   results.mark_simulated(sim::to_json(profile).dump());
-  if (chosen.table) results.write_plan(*chosen.table);
-  if (replanner && !replanner->table().round.empty()) results.write_replans(replanner->table());
+  if (chosen.table) planner::write_plan(results, *chosen.table);
+  if (replanner && !replanner->table().round.empty()) train::write_replans(results, replanner->table());
   std::vector<trace::RoundRecord> records;
   for (const sim::SimulatedRound& round : rounds) {
     train::RoundMeasures measures;

@@ -10,7 +10,7 @@
 
 #include "cmlbed/config/settings.hpp"
 #include "cmlbed/sim/profile.hpp"
-#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/planner/plan_table.hpp"
 #include "cmlbed/planner/parameter_search.hpp"
 
 namespace cmlbed::cli {
@@ -50,7 +50,7 @@ sim::Profile simulation_profile(const Settings& settings, const SimulateArgument
 // planner may choose per device and the plan per device (for re-planning).
 struct SimulationChoice {
   Settings settings;
-  std::optional<trace::ResultsFile::PlanTable> table;
+  std::optional<planner::PlanTable> table;
   std::vector<planner::DeviceFreedom> freedom;
   std::vector<train::DeviceChoice> plan;
 };

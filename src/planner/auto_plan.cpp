@@ -50,7 +50,7 @@ Plan search_choice(const PlanSpec& spec, const std::vector<std::size_t>& samples
                                         const sim::Profile& profile, const std::vector<DeviceFreedom>& freedom,
                                         double profiled_s,
                                         std::chrono::steady_clock::time_point started,
-                                        trace::ResultsFile::PlanTable& table) {
+                                        PlanTable& table) {
   const PlanResult result = search_plan(spec, profile, samples, freedom, first_plan_links_held_at(spec));
   const PlanCandidate& best = result.candidates[result.best];
   const Plan plan{best.split, best.micro_batches, result.choices};

@@ -24,7 +24,7 @@ void ReplanHook::after_evaluation(RunState& run, const RoundContext& context) {
 
 void ReplanHook::after_recorded(RunState& run, int /*round*/) {
   if (!run.is_server || !checked_) return;
-  run.results->write_replans(replanner_.table());
+  train::write_replans(*run.results, replanner_.table());
   run.results->flush();
 }
 

@@ -10,7 +10,7 @@
 #include "cmlbed/config/settings.hpp"
 #include "cmlbed/net/placement.hpp"
 #include "cmlbed/sim/profile.hpp"
-#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/planner/plan_table.hpp"
 #include "cmlbed/planner/parameter_search.hpp"
 
 namespace cmlbed::planner {
@@ -29,7 +29,7 @@ struct Plan {
 struct AutoChoice {
   Settings settings = Settings::defaults();  // the run's: the plan in place of the autos
   Plan plan;
-  trace::ResultsFile::PlanTable table;  // for the results file
+  PlanTable table;  // for the results file
   // For re-planning (plan.replan): what the planner may choose per device, and the
   // profile it planned from (rank 0).
   std::vector<DeviceFreedom> freedom;

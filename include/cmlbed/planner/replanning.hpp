@@ -50,7 +50,7 @@ class Replanner : public train::PlanChanges {
   Outcome check(int round, std::int64_t links_elapsed_ns);
 
   // The server's checks so far, for the results file.
-  const trace::ResultsFile::ReplanTable& table() const override { return table_; }
+  const train::ReplanTable& table() const override { return table_; }
 
  private:
   struct Rates {
@@ -70,7 +70,7 @@ class Replanner : public train::PlanChanges {
   std::vector<std::size_t> samples_;  // the server's: each device's share of the data
   std::vector<DeviceChoice> plan_;
   Rates planned_for_;
-  trace::ResultsFile::ReplanTable table_;
+  train::ReplanTable table_;
 };
 
 }  // namespace cmlbed::planner

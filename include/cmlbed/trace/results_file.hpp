@@ -127,37 +127,18 @@ class ResultsFile {
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
   void mark_simulated(const std::string& profile_json);
 
-  // What the planner chose for `auto` options (docs/reference/results-format.md, "/plan"): the
-  // candidate table as float64 datasets of one entry per candidate, the choice and its
-  // predicted round time as attributes, and the profile it planned from (JSON text).
-  struct PlanTable {
-    // Uniform candidates; one not simulated (its bound exceeded the best round) has NaN
-    // round_s, server_idle, device_idle and bytes.
-    std::vector<double> split, micro_batches, round_s, server_idle, device_idle, bytes, round_bound_s;
-    int chosen_split = 0, chosen_micro_batches = 0;  // the best uniform pair
-    double uniform_round_s = 0;                      // its prediction
-    std::vector<double> device_split, device_micro_batches;  // the plan, per device (index d-1)
-    int passes = 0;                                  // per-device refinement passes (0: devices alike)
-    double predicted_round_s = 0;                    // the plan's prediction
-    int closed_form_micro_batches = 0;
-    double closed_form_round_s = 0;
-    std::string profile_json;
+  // A feature's own table (e.g. /plan, whose schema is the planner's): each column as
+  // the float64 dataset <group>/<name>, replacing one there; the group (and its parent)
+  // is created when missing. Columns of different lengths are the caller's choice.
+  struct Float64Column {
+    std::string name;
+    const std::vector<double>* values;
   };
-  void write_plan(const PlanTable& plan);
-
-  // The re-planner's checks (plan.replan; docs/reference/results-format.md, "/plan/replans"): one
-  // row per device and check, as float64 datasets /plan/replans/<column>, replaced on
-  // every call (the table so far).
-  struct ReplanTable {
-    std::vector<double> round;       // the check followed this round (0-based, as /rounds)
-    std::vector<double> device;      // 1..devices
-    std::vector<double> uplink_bits_per_second, downlink_bits_per_second;  // the rates then (NaN: unshaped)
-    std::vector<double> split, micro_batches;  // the plan for the rounds after it
-    std::vector<double> predicted_round_s;     // that plan's predicted round at these rates
-    std::vector<double> previous_plan_round_s;  // the plan in force before, predicted at these rates
-    std::vector<double> changed;                // 1: the plan changed (for any device), 0: kept
-  };
-  void write_replans(const ReplanTable& table);
+  void write_float64_columns(const std::string& group, const std::vector<Float64Column>& columns);
+  // A scalar attribute of `group` (created when missing), replacing one of that name.
+  void set_group_integer(const std::string& group, const std::string& name, std::int32_t value);
+  void set_group_number(const std::string& group, const std::string& name, double value);
+  void set_group_text(const std::string& group, const std::string& name, const std::string& value);
 
   // Stores a model's final weights as the float32 dataset /model/<name>.
   void write_model(const std::string& name, const std::vector<float>& weights);

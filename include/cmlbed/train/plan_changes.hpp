@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "cmlbed/trace/results_file.hpp"
+#include "cmlbed/train/replan_table.hpp"
 #include "cmlbed/train/device_choice.hpp"
 
 namespace cmlbed::train {
@@ -26,7 +26,7 @@ class PlanChanges {
   virtual Outcome after_round(int round, std::int64_t links_elapsed_ns, MPI_Comm comm) = 0;
 
   // The server's checks so far, for the results file.
-  virtual const trace::ResultsFile::ReplanTable& table() const = 0;
+  virtual const ReplanTable& table() const = 0;
 };
 
 }  // namespace cmlbed::train
