@@ -21,25 +21,15 @@ namespace cmlbed::planner {
 namespace {
 
 // What the planner may choose per device: its own split / micro-batch count where they
-// are not auto (ConfigError for a method with nothing to choose).
+// are not auto. Validation (setup/validate.hpp) has refused autos of a method with
+// nothing to choose.
 std::vector<DeviceFreedom> freedom_of(const PlanSpec& spec) {
-  const MethodTraits& method = spec.traits();
-  if (!method.plannable) {
-    throw ConfigError("auto needs experiment.method = " + method_list(&MethodTraits::plannable, "or") +
-                      " (the planner chooses their split point and micro-batches); experiment.method = " +
-                      method.name);
-  }
+  if (!spec.traits().plannable) throw std::logic_error("freedom_of: " + spec.traits().name + " is not plannable");
   std::vector<DeviceFreedom> freedom(spec.devices.size());
   for (std::size_t d = 0; d < spec.devices.size(); ++d) {
-    DeviceFreedom& f = freedom[d];
     const DevicePlanSpec& own = spec.devices[d];
-    if (!own.split_auto) f.split = own.split;
-    if (!own.micro_batches_auto) {
-      f.micro_batches = own.micro_batches;
-    } else if (!method.micro_batches) {
-      throw ConfigError("pipar.micro_batches = auto with experiment.method = " + method.name + ": only " +
-                        method_list(&MethodTraits::micro_batches, "and") + " uses micro-batches");
-    }
+    if (!own.split_auto) freedom[d].split = own.split;
+    if (!own.micro_batches_auto) freedom[d].micro_batches = own.micro_batches;
   }
   return freedom;
 }

@@ -133,6 +133,22 @@ void validate_personalised(const Settings& settings) {
               "not have (each device's layers are its own); set plan.replan = off");
 }
 
+// auto is the planner's: only a plannable method has it, and micro-batches only where
+// the method cuts mini-batches.
+void validate_autos(const Settings& settings, int devices) {
+  const MethodTraits& method = method_traits(settings.experiment.method);
+  for (int device = 0; device <= devices; ++device) {
+    const bool split_auto = settings.model.split.of(device).is_auto();
+    const bool micro_auto = settings.pipar.micro_batches.of(device).is_auto();
+    require(!(split_auto || micro_auto) || method.plannable,
+            "auto needs experiment.method = " + method_list(&MethodTraits::plannable, "or") +
+                " (the planner chooses their split point and micro-batches); experiment.method = " + method.name);
+    require(!micro_auto || method.micro_batches,
+            settings.said(&settings.pipar.micro_batches, device) + " with experiment.method = " + method.name +
+                ": only " + method_list(&MethodTraits::micro_batches, "and") + " uses micro-batches");
+  }
+}
+
 void validate_adasplit(const Settings& settings, int devices) {
   if (!method_traits(settings.experiment.method).local_phase) return;
   require(settings.adasplit.selected <= devices,
@@ -258,6 +274,7 @@ void validate_config(const Settings& settings, int mpi_size, bool check_output) 
   validate_data_files(settings);  // first: the checks below read the arrays file's shape and classes
   validate_model_file(settings);
   validate_training(settings, devices);
+  validate_autos(settings, devices);
   validate_adasplit(settings, devices);
   validate_personalised(settings);
   validate_device_speed(settings, devices);
