@@ -107,18 +107,3 @@ def has(table, name, trait):
                           % (trait, ", ".join(sorted(row))))
     return bool(row[trait])
 
-
-def splits_model(table, name):
-    return has(table, name, "splits_model")
-
-
-def trains(table, name):
-    return has(table, name, "trains")
-
-
-def micro_batches(table, name):
-    return has(table, name, "micro_batches")
-
-
-def simulatable(table, name):
-    return has(table, name, "simulatable")

@@ -28,7 +28,7 @@ def check_methods(program, listed, binary=None):
             raise ReportError("method(s) %s of its list are not in the method table of %s "
                               "(methods: %s)" % (", ".join(unknown), binary or methods.binary(),
                                                  ", ".join(known)))
-        refused = [m for m in listed if not methods.simulatable(table, m)]
+        refused = [m for m in listed if not methods.has(table, m, "simulatable")]
         if refused:
             raise ReportError("method(s) %s of its list are not simulatable (cmlbed info "
                               "--methods), and its draws are measured against cmlbed simulate"

@@ -23,9 +23,7 @@ const std::vector<PlanColumn>& plan_columns() {
 }
 
 void write_plan(trace::ResultsFile& results, const PlanTable& plan) {
-  std::vector<trace::ResultsFile::Float64Column> columns;
-  for (const PlanColumn& column : plan_columns()) columns.push_back({column.name, &(plan.*column.values)});
-  results.write_float64_columns(kGroup, columns);
+  results.write_float64_columns(kGroup, plan_columns(), plan);
   results.set_group_integer(kGroup, "chosen_split", plan.chosen_split);
   results.set_group_integer(kGroup, "chosen_micro_batches", plan.chosen_micro_batches);
   results.set_group_integer(kGroup, "closed_form_micro_batches", plan.closed_form_micro_batches);

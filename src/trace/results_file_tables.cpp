@@ -29,14 +29,13 @@ void with_group(Impl& impl, const std::string& group, const Write& write) {
 
 }  // namespace
 
-void ResultsFile::write_float64_columns(const std::string& group, const std::vector<Float64Column>& columns) {
+void ResultsFile::write_float64_column(const std::string& group, const std::string& name,
+                                       const std::vector<double>& values) {
   Impl& impl = open_impl();
   const hid_t file = impl.file.get();
   ensure_groups(file, group, impl.where());
-  for (const Float64Column& column : columns) {
-    const std::string path = group + "/" + column.name;
-    hdf5::replace_float64_dataset(file, path, *column.values, hdf5::quoted(path) + " in " + impl.where());
-  }
+  const std::string path = group + "/" + name;
+  hdf5::replace_float64_dataset(file, path, values, hdf5::quoted(path) + " in " + impl.where());
 }
 
 void ResultsFile::set_group_integer(const std::string& group, const std::string& name, std::int32_t value) {

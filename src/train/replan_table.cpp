@@ -22,17 +22,14 @@ const std::vector<ReplanColumn>& replan_columns() {
 }
 
 void write_replans(trace::ResultsFile& results, const ReplanTable& table) {
-  std::vector<trace::ResultsFile::Float64Column> columns;
   for (const ReplanColumn& column : replan_columns()) {
-    const std::vector<double>& values = table.*column.values;
-    if (values.size() != table.round.size()) {
+    const std::size_t rows = (table.*column.values).size();
+    if (rows != table.round.size()) {
       throw std::invalid_argument(std::string("write_replans: column ") + column.name + " has " +
-                                  std::to_string(values.size()) + " rows, round has " +
-                                  std::to_string(table.round.size()));
+                                  std::to_string(rows) + " rows, round has " + std::to_string(table.round.size()));
     }
-    columns.push_back({column.name, &values});
   }
-  results.write_float64_columns("/plan/replans", columns);
+  results.write_float64_columns("/plan/replans", replan_columns(), table);
 }
 
 }  // namespace cmlbed::train

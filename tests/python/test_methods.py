@@ -43,7 +43,7 @@ def _relay(tmp_path):
 def test_a_file_that_stores_the_table_is_read_with_its_own(tmp_path):
     run = _relay(tmp_path)
     assert methods.names(run.method_table) == ["fl", "relay"]
-    assert methods.splits_model(run.method_table, "relay")
+    assert methods.has(run.method_table, "relay", "splits_model")
     assert run.method_traits["micro_batches"]
     # The report goes by the traits: split 0 of a method that splits the model uploads
     # raw data, and its micro-batches are pipar.micro_batches as for pipar.
@@ -62,9 +62,9 @@ def test_the_binary_prints_the_table_as_json():
     assert methods.table_from_binary() is table  # asked once
     assert [name for name in methods.names(table) if name in TODAY] == TODAY
     for name in TODAY:
-        assert methods.splits_model(table, name) == (name in SPLITTING), name
-        assert methods.trains(table, name) == (name != "transfer"), name
-        assert methods.micro_batches(table, name) == (name == "pipar"), name
+        assert methods.has(table, name, "splits_model") == (name in SPLITTING), name
+        assert methods.has(table, name, "trains") == (name != "transfer"), name
+        assert methods.has(table, name, "micro_batches") == (name == "pipar"), name
     assert all(set(row) >= {"summary", "simulatable", "noise", "privacy_mechanisms",
                             "personalised"} for row in table)
 

@@ -27,10 +27,7 @@ struct PlanTable {
 
 // /plan's columns, in the order the datasets are created (which files keep): the
 // uniform candidates (one entry each) and the per-device plan (index d-1).
-struct PlanColumn {
-  const char* name;
-  std::vector<double> PlanTable::*values;
-};
+using PlanColumn = trace::MemberColumn<PlanTable>;
 const std::vector<PlanColumn>& plan_columns();
 
 void write_plan(trace::ResultsFile& results, const PlanTable& plan);

@@ -51,6 +51,14 @@ struct CheckpointRecord {
   double seconds = 0;       // from the first rank saving to the file renamed, on rank 0
 };
 
+// One float64 column of a feature's table struct: the dataset's name in the table's
+// group and the member that holds the column (ResultsFile::write_float64_columns).
+template <typename Table>
+struct MemberColumn {
+  const char* name;
+  std::vector<double> Table::*values;
+};
+
 class ResultsFile {
  public:
   using RunInfo = ::cmlbed::trace::RunInfo;
@@ -127,14 +135,16 @@ class ResultsFile {
   // `simulated` = 1 and `profile` (the JSON profile its stage lengths came from).
   void mark_simulated(const std::string& profile_json);
 
-  // A feature's own table (e.g. /plan, whose schema is the planner's): each column as
-  // the float64 dataset <group>/<name>, replacing one there; the group (and its parent)
-  // is created when missing. Columns of different lengths are the caller's choice.
-  struct Float64Column {
-    std::string name;
-    const std::vector<double>* values;
-  };
-  void write_float64_columns(const std::string& group, const std::vector<Float64Column>& columns);
+  // A feature's own table (e.g. /plan, whose schema is the planner's): each column of
+  // `table` as the float64 dataset <group>/<name>, replacing one there; the group (and
+  // its parent) is created when missing. Columns of different lengths are the caller's
+  // choice.
+  template <typename Table>
+  void write_float64_columns(const std::string& group, const std::vector<MemberColumn<Table>>& columns,
+                             const Table& table) {
+    for (const MemberColumn<Table>& column : columns) write_float64_column(group, column.name, table.*column.values);
+  }
+  void write_float64_column(const std::string& group, const std::string& name, const std::vector<double>& values);
   // A scalar attribute of `group` (created when missing), replacing one of that name.
   void set_group_integer(const std::string& group, const std::string& name, std::int32_t value);
   void set_group_number(const std::string& group, const std::string& name, double value);

@@ -21,10 +21,7 @@ struct ReplanTable {
 
 // /plan/replans' columns, in the order the datasets are created; every one as long as
 // `round`.
-struct ReplanColumn {
-  const char* name;
-  std::vector<double> ReplanTable::*values;
-};
+using ReplanColumn = trace::MemberColumn<ReplanTable>;
 const std::vector<ReplanColumn>& replan_columns();
 
 // std::invalid_argument when a column is not as long as `round`.
