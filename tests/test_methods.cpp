@@ -31,6 +31,8 @@
 #include "cmlbed/config/config.hpp"
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/data/partition.hpp"
+#include "cmlbed/model/zoo.hpp"
+#include "cmlbed/sim/profile.hpp"
 #include "cmlbed/sim/round_rules.hpp"
 #include "cmlbed/setup/derived.hpp"
 #include "cmlbed/trace/results_file.hpp"
@@ -289,6 +291,33 @@ TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
             1e-5);
 }
 
+// A profile of a server of known speed for `options`' model: 1 ns per forward FLOP and
+// sample (1 GFLOP/s), backward twice that; the devices are paced (devices.flops), so the
+// server is all the planner needs to have measured.
+std::string known_server_profile(const std::vector<std::string>& options) {
+  sim::Profile profile;
+  const Config config = config_of(with(options));
+  profile.model = "lenet";
+  profile.dataset = "synthetic";
+  profile.optimizer = "sgd";
+  profile.batch_sizes = {1, 16};
+  profile.measured_at = "2026-12-07T00:00:00Z";
+  profile.host = "none: written by test_methods";
+  profile.cmlbed_version = "test";
+  sim::RankProfile server;
+  server.role = "server";
+  for (const model::LayerStats& layer : model::layer_stats(model_options(config))) {
+    const double per_sample = static_cast<double>(layer.flops_per_sample) * 1e-9;
+    server.layers.push_back({layer.name, layer.parameters, layer.flops_per_sample, layer.activation_bytes_per_sample,
+                             {per_sample, 16 * per_sample}, {2 * per_sample, 32 * per_sample}, 1e-6});
+  }
+  server.aggregate_s_per_parameter = 1e-9;
+  profile.ranks = {server};
+  const std::string path = temp_file("known_server") + ".json";
+  sim::write_profile(path, profile);
+  return path;
+}
+
 // plan.replan = on_change: the uplink is thin at the start (the planner keeps the cut
 // activations small) and fast from 1 s on, within round 1 (whose uploads cannot all pass
 // the thin link by then); after round 1 the planner moves the split. With plain SGD (no
@@ -303,12 +332,15 @@ TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
   const std::vector<std::string> common = {"--experiment.method=pipar", "--pipar.micro_batches=2",
                                            "--train.momentum=0", "--experiment.rounds=3"};
   std::vector<std::string> replanned = common;
-  // plan.host_cores = 0: the mechanism under test, not this host's load (ranks sharing
-  // cores with a concurrent test made the planner's choice depend on it).
+  // The mechanism under test, not this host's speed or load: a profile of a server of
+  // known speed (one the planner measured under a concurrent test's load once found the
+  // server too slow for any split to beat the first), each rank on cores of its own.
   for (const std::string option : {"--model.split=auto", "--plan.replan=on_change", "--devices.flops=200MFLOP/s",
                                    "--network.downlink_rate=1000mbit", "--network.burst=16kb", "--plan.host_cores=0"}) {
     replanned.push_back(option);
   }
+  const std::string profile = known_server_profile(replanned);
+  replanned.push_back("--plan.profile=" + profile);
   replanned.push_back("--network.uplink_trace=" + trace);
   const std::string file = run(3, "replanned", replanned);
   const auto column = [&](const char* name) {
@@ -340,6 +372,7 @@ TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
                                 trace::ResultsFile::read_model(fixed, "model")),
             1e-6);
   std::remove(trace.c_str());
+  std::remove(profile.c_str());
 }
 
 // SplitFed V2 with one device: the one server part and the device part see sl's batches
