@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "cmlbed/config/methods.hpp"
+#include "cmlbed/config/option_rows.hpp"
 #include "cmlbed/config/option_table.hpp"
 #include "cmlbed/config/settings.hpp"
 
@@ -25,6 +27,38 @@ TEST(Settings, EveryOptionHasAFieldOfItsOwn) {
     EXPECT_EQ(settings.name_of(field), spec.name);
   }
   EXPECT_EQ(fields.size(), option_table().size());
+}
+
+// A method's own options are rows of its method-table row, in the option table and bound
+// to their section's fields like every other row.
+TEST(Settings, AMethodsOwnOptionsAreInTheTableWithTheirFields) {
+  const MethodTraits& adasplit = method_traits("adasplit");
+  ASSERT_FALSE(adasplit.options.empty());
+  const Settings settings = Settings::from(
+      Config::resolve({}, cli({{"experiment.method", "adasplit"}, {"adasplit.temperature", "0.5"}})));
+  for (const OptionSpec& own : adasplit.options) {
+    EXPECT_EQ(own.section(), "adasplit");
+    ASSERT_NE(find_option(own.name), nullptr) << own.name;
+  }
+  EXPECT_EQ(settings.name_of(&settings.adasplit.temperature), "adasplit.temperature");
+  EXPECT_DOUBLE_EQ(settings.adasplit.temperature, 0.5);
+  EXPECT_EQ(Settings::name(&Settings::sl, &SlSection::batches_per_turn), "sl.batches_per_turn");
+}
+
+// A row's binding knows whether its field can hold the row's values: a real option bound
+// to an integer field, or a per-device option to a plain field, is refused.
+TEST(Settings, ARowsFieldMustHoldItsValues) {
+  using namespace rows;
+  const OptionSpec real = option(CMLBED_FIELD(train, batch_size), OptionType::real, "1", "", "");
+  EXPECT_FALSE(real.binding->holds(real));
+  const OptionSpec integer = option(CMLBED_FIELD(train, batch_size), OptionType::integer, "1", "", "");
+  EXPECT_TRUE(integer.binding->holds(integer));
+  EXPECT_FALSE(real.binding->holds(per_device(integer)));
+  const OptionSpec rate = per_device(option(CMLBED_FIELD(network, uplink_rate), OptionType::rate, "", "", ""));
+  EXPECT_TRUE(rate.binding->holds(rate));
+  OptionSpec shared = rate;
+  shared.per_device = false;
+  EXPECT_FALSE(rate.binding->holds(shared));
 }
 
 TEST(Settings, FieldsHoldTheResolvedValues) {

@@ -1,9 +1,13 @@
 #include "cmlbed/config/methods.hpp"
 
 #include "cmlbed/config/config_error.hpp"
+#include "cmlbed/config/option_rows.hpp"
 
 namespace cmlbed {
 namespace {
+
+using T = OptionType;
+using namespace rows;
 
 std::vector<MethodTraits> build_table() {
   std::vector<MethodTraits> rows;
@@ -29,6 +33,16 @@ std::vector<MethodTraits> build_table() {
   sl.checkpointable = true;
   sl.noise = NoiseTarget::activations;
   sl.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  sl.options = {
+    bounded(option(CMLBED_FIELD(sl, batches_per_turn), T::integer, "1", "mini-batches",
+                   "sl: mini-batches a device trains before the device part moves on to the "
+                   "next device (devices take turns 1..N round-robin until each has trained "
+                   "its round's mini-batches); 1 = AdaSplit's SL baseline, which learns on "
+                   "label-skewed shards; 0 = all of them in one turn (Gupta & Raskar, "
+                   "SplitFed's SL code), which on label-skewed shards collapses to a "
+                   "constant prediction (docs/explanation/optimizer-state.md)"),
+            0, 1e9),
+  };
 
   MethodTraits& sfl = rows.emplace_back();
   sfl.name = "sfl";
@@ -48,6 +62,18 @@ std::vector<MethodTraits> build_table() {
   pipar.name = "pipar";
   pipar.summary = "PiPar: SplitFed with mini-batches cut into micro-batches that pipeline compute and links";
   pipar.micro_batches = true;
+  pipar.options = {
+    per_device(autoable(bounded(option(CMLBED_FIELD(pipar, micro_batches), T::integer, "4", "micro-batches",
+                                       "micro-batches each mini-batch is cut into (pipar only); "
+                                       "auto: the planner picks it (docs/explanation/simulator.md)"),
+                                1, 65536))),
+    bounded(option(CMLBED_FIELD(pipar, min_micro_batch), T::integer, "8", "samples",
+                   "with pipar.micro_batches = auto (and in `cmlbed plan`): the smallest "
+                   "micro-batch, in samples, the planner may choose (it never cuts a "
+                   "mini-batch of fewer samples); smaller micro-batches train another model "
+                   "where a device layer normalises over the batch (docs/explanation/fidelity.md)"),
+            1, 65536),
+  };
 
   MethodTraits& sfl2 = rows.emplace_back();
   sfl2.name = "sfl2";
@@ -77,6 +103,37 @@ std::vector<MethodTraits> build_table() {
   adasplit.privacy_mechanisms = {"none", "gaussian", "laplace"};
   adasplit.personalised_refusal = "adasplit is personalised already (each device keeps its part, the server a "
                                   "mask per device); set train.personalised = false";
+  // docs/explanation/adasplit.md
+  adasplit.options = {
+    bounded(option(CMLBED_FIELD(adasplit, local_fraction), T::real, "0.6", "fraction",
+                   "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
+                   "phase, where devices train alone on their contrastive loss and send "
+                   "nothing"),
+            0, 1),
+    bounded(option(CMLBED_FIELD(adasplit, selected), T::integer, "3", "devices",
+                   "eta: devices the orchestrator picks per iteration of the global phase "
+                   "(at most the number of devices)"),
+            1, 1 << 20),
+    choice(CMLBED_FIELD(adasplit, orchestrator), "ucb", {"ucb", "random", "all"},
+           "ucb: discounted UCB on the devices' server loss; random: eta uniformly; "
+           "all: every device every iteration (no orchestrator)"),
+    bounded(option(CMLBED_FIELD(adasplit, discount), T::real, "0.75", "gamma",
+                   "discount of the UCB orchestrator's loss and selection history"),
+            1e-9, 1),
+    bounded(option(CMLBED_FIELD(adasplit, temperature), T::real, "0.07", "",
+                   "temperature of the devices' supervised NT-Xent loss"),
+            1e-6, 100),
+    bounded(option(CMLBED_FIELD(adasplit, l1), T::real, "1e-4", "lambda",
+                   "weight of the L1 term sum(sigmoid(M_d)) on the server's per-device masks"),
+            0, 1e6),
+    bounded(option(CMLBED_FIELD(adasplit, embedding_dim), T::integer, "64", "features",
+                   "output size of the devices' projection head"),
+            1, 1 << 16),
+    bounded(option(CMLBED_FIELD(adasplit, head_channels), T::integer, "128", "channels",
+                   "hidden width of the projection head (1x1 convolution, or linear for a "
+                   "flat activation)"),
+            1, 1 << 16),
+  };
 
   MethodTraits& transfer = rows.emplace_back();
   transfer.name = "transfer";
@@ -84,6 +141,14 @@ std::vector<MethodTraits> build_table() {
   transfer.trains = false;
   transfer.privacy_mechanisms = {"none"};
   transfer.personalised_refusal = "the transfer job trains no model";
+  transfer.options = {
+    bounded(option(CMLBED_FIELD(transfer, bytes), T::size, "1MiB", "tc size",
+                   "bytes each device sends to the server per round, and gets back"),
+            0, 1e10),
+    option(CMLBED_FIELD(transfer, compute), T::duration, "0ms", "duration",
+           "CPU time each device computes per round before sending (stretched by "
+           "devices.slowdown)"),
+  };
   return rows;
 }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cmlbed/config/methods.hpp"
+#include "cmlbed/config/option_rows.hpp"
 
 #include "cmlbed/data/dataset_loader.hpp"
 #include "cmlbed/model/zoo.hpp"
@@ -11,6 +12,7 @@ namespace cmlbed {
 namespace {
 
 using T = OptionType;
+using namespace rows;
 
 // experiment.method's help: every row of the method table with its summary.
 std::string method_help() {
@@ -21,31 +23,6 @@ std::string method_help() {
   return help;
 }
 
-OptionSpec option(std::string name, OptionType type, std::string default_value, std::string unit,
-                  std::string help) {
-  OptionSpec spec;
-  spec.name = std::move(name);
-  spec.type = type;
-  spec.default_value = std::move(default_value);
-  spec.unit = std::move(unit);
-  spec.help = std::move(help);
-  return spec;
-}
-
-OptionSpec bounded(OptionSpec spec, double min, double max) {
-  spec.min = min;
-  spec.max = max;
-  return spec;
-}
-
-OptionSpec choice(std::string name, std::string default_value, std::vector<std::string> choices,
-                  std::string help) {
-  OptionSpec spec = option(std::move(name), T::choice, std::move(default_value), "word",
-                           std::move(help));
-  spec.choices = std::move(choices);
-  return spec;
-}
-
 // The zoo's networks, then torchscript (a module from model.file).
 std::vector<std::string> model_choices() {
   std::vector<std::string> names = model::model_names();
@@ -53,67 +30,30 @@ std::vector<std::string> model_choices() {
   return names;
 }
 
-OptionSpec autoable(OptionSpec spec) {
-  spec.allows_auto = true;
-  return spec;
-}
-
-OptionSpec with_word(OptionSpec spec, std::string word) {
-  spec.word = std::move(word);
-  return spec;
-}
-
-OptionSpec per_device(OptionSpec spec) {
-  spec.per_device = true;
-  return spec;
-}
-
-// An option a resumed run may change (OptionSpec::resume_may_change).
-OptionSpec changeable_on_resume(OptionSpec spec) {
-  spec.resume_may_change = true;
-  return spec;
-}
-
-// An option added after results files were written without it, which those runs ran
-// as `value_then` (OptionSpec::value_before_it_existed).
-OptionSpec existed_later(OptionSpec spec, std::string value_then) {
-  spec.value_before_it_existed = std::move(value_then);
-  return spec;
-}
-
-// A per-device option whose value may be drawn per device from a distribution.
-OptionSpec drawn_per_device(OptionSpec spec) {
-  spec.per_device = true;
-  spec.allows_distribution = true;
-  spec.help += "; per device also uniform(LOW,HIGH) or lognormal(MEDIAN,SIGMA), drawn per device "
-               "from experiment.seed (docs/how-to/heterogeneous-devices.md)";
-  return spec;
-}
-
 // Options of the run: [experiment], [model], [data].
 std::vector<OptionSpec> run_options() {
   return {
       // [experiment]
-      choice("experiment.method", default_method(), method_names(), method_help()),
-      changeable_on_resume(bounded(option("experiment.rounds", T::integer, "5", "rounds",
+      choice(CMLBED_FIELD(experiment, method), default_method(), method_names(), method_help()),
+      changeable_on_resume(bounded(option(CMLBED_FIELD(experiment, rounds), T::integer, "5", "rounds",
                                           "training rounds (see train.aggregate_every)"),
                                    1, 1e6)),
-      bounded(option("experiment.seed", T::integer, "1", "integer",
+      bounded(option(CMLBED_FIELD(experiment, seed), T::integer, "1", "integer",
                      "seed for model weights, data partition and synthetic data"),
               0, 4294967295.0),
 
-      changeable_on_resume(option("experiment.timeout", T::duration, "300s", "duration",
+      changeable_on_resume(option(CMLBED_FIELD(experiment, timeout), T::duration, "300s", "duration",
                                   "longest wait for any one message; a dead rank or lost message ends the run "
                                   "with an error naming rank and stage (completed rounds stay in the file)")),
 
       // [model]
-      choice("model.name", "vgg5", model_choices(), "network from the model zoo, or torchscript: "
+      choice(CMLBED_FIELD(model, name), "vgg5", model_choices(), "network from the model zoo, or torchscript: "
              "the TorchScript module in model.file (docs/how-to/own-model.md)"),
-      option("model.file", T::path, "", "file",
+      option(CMLBED_FIELD(model, file), T::path, "", "file",
              "model.name=torchscript only: a module saved by torch.jit.save whose forward calls its "
              "children in order (an nn.Sequential), split between them; its weights are the "
              "initial ones whatever experiment.seed (docs/how-to/own-model.md)"),
-      per_device(autoable(bounded(option("model.split", T::integer, "2", "layer index P",
+      per_device(autoable(bounded(option(CMLBED_FIELD(model, split), T::integer, "2", "layer index P",
                                          "split point: the device runs layers [0,P), the server "
                                          "layers [P,L) and the loss; P=L is plain FL, P=0 sends raw "
                                          "inputs (see `cmlbed info --model NAME`); auto (sfl, pipar): "
@@ -122,38 +62,38 @@ std::vector<OptionSpec> run_options() {
                                   0, 10000))),
 
       // [data]
-      choice("data.dataset", "fashion-mnist", data::dataset_names(), "training and test data"),
-      option("data.dir", T::path, "", "directory",
+      choice(CMLBED_FIELD(data, dataset), "fashion-mnist", data::dataset_names(), "training and test data"),
+      option(CMLBED_FIELD(data, dir), T::path, "", "directory",
              "where the dataset's files are; empty = the dataset's default "
              "(/usr/share/datasets/fashion-mnist for fashion-mnist)"),
-      option("data.file", T::path, "", "file",
+      option(CMLBED_FIELD(data, file), T::path, "", "file",
              "data.dataset=arrays only: an .npz (numpy.savez) or HDF5 file holding train_images, "
              "train_labels, test_images, test_labels and optionally mean and std (docs/how-to/own-data.md)"),
-      choice("data.partition", "iid", {"iid", "dirichlet", "shards"},
+      choice(CMLBED_FIELD(data, partition), "iid", {"iid", "dirichlet", "shards"},
              "how the training set is split across devices (the test set stays at the "
              "server)"),
-      bounded(option("data.alpha", T::real, "0.5", "concentration",
+      bounded(option(CMLBED_FIELD(data, alpha), T::real, "0.5", "concentration",
                      "Dirichlet label-skew concentration (small = more skew); "
                      "data.partition=dirichlet only"),
               1e-6, 1e6),
-      bounded(option("data.classes_per_device", T::integer, "2", "classes",
+      bounded(option(CMLBED_FIELD(data, classes_per_device), T::integer, "2", "classes",
                      "classes each device sees; data.partition=shards only"),
               1, 1000),
-      bounded(option("data.train_limit", T::integer, "0", "samples",
+      bounded(option(CMLBED_FIELD(data, train_limit), T::integer, "0", "samples",
                      "use only the first N training samples (0 = all)"),
               0, 1e9),
-      bounded(option("data.test_limit", T::integer, "0", "samples",
+      bounded(option(CMLBED_FIELD(data, test_limit), T::integer, "0", "samples",
                      "use only the first N test samples (0 = all)"),
               0, 1e9),
-      option("data.synthetic_shape", T::shape, "1x28x28", "CxHxW",
+      option(CMLBED_FIELD(data, synthetic_shape), T::shape, "1x28x28", "CxHxW",
              "image shape of the synthetic dataset"),
-      bounded(option("data.synthetic_classes", T::integer, "10", "classes",
+      bounded(option(CMLBED_FIELD(data, synthetic_classes), T::integer, "10", "classes",
                      "classes of the synthetic dataset"),
               2, 255),
-      bounded(option("data.synthetic_train", T::integer, "6000", "samples",
+      bounded(option(CMLBED_FIELD(data, synthetic_train), T::integer, "6000", "samples",
                      "training samples of the synthetic dataset"),
               1, 1e8),
-      bounded(option("data.synthetic_test", T::integer, "1000", "samples",
+      bounded(option(CMLBED_FIELD(data, synthetic_test), T::integer, "1000", "samples",
                      "test samples of the synthetic dataset"),
               1, 1e8),
   };
@@ -163,15 +103,15 @@ std::vector<OptionSpec> run_options() {
 std::vector<OptionSpec> training_options() {
   return {
       // [train]
-      bounded(option("train.batch_size", T::integer, "32", "samples",
+      bounded(option(CMLBED_FIELD(train, batch_size), T::integer, "32", "samples",
                      "mini-batch size on each device"),
               1, 65536),
-      choice("train.optimizer", "sgd", {"sgd", "adam"}, "optimizer on both sides of the split"),
-      bounded(option("train.lr", T::real, "0.01", "", "learning rate"), 1e-12, 100),
-      bounded(option("train.momentum", T::real, "0.9", "", "SGD momentum"), 0, 0.999999),
-      bounded(option("train.weight_decay", T::real, "0", "", "L2 weight decay"), 0, 1),
+      choice(CMLBED_FIELD(train, optimizer), "sgd", {"sgd", "adam"}, "optimizer on both sides of the split"),
+      bounded(option(CMLBED_FIELD(train, lr), T::real, "0.01", "", "learning rate"), 1e-12, 100),
+      bounded(option(CMLBED_FIELD(train, momentum), T::real, "0.9", "", "SGD momentum"), 0, 0.999999),
+      bounded(option(CMLBED_FIELD(train, weight_decay), T::real, "0", "", "L2 weight decay"), 0, 1),
       // Before it, every method kept its optimizers' state across averages.
-      existed_later(choice("train.optimizer_state", "reset", {"reset", "keep"},
+      existed_later(choice(CMLBED_FIELD(train, optimizer_state), "reset", {"reset", "keep"},
              "what an optimizer's state (SGD momentum, Adam's moments) does when its model's "
              "weights are replaced from outside: reset starts a fresh optimizer (fl, sfl, pipar: "
              "on each device and server replica after every average; sl: on a device each time "
@@ -179,7 +119,7 @@ std::vector<OptionSpec> training_options() {
              "carries it on, as PiPar's code (PipeLearn) does. Never reset: sl's server part, "
              "adasplit (nothing replaced). docs/explanation/optimizer-state.md"),
                     "keep"),
-      option("train.personalised", T::flag, "false", "true/false",
+      option(CMLBED_FIELD(train, personalised), T::flag, "false", "true/false",
              method_list(&MethodTraits::personalisable) +
                  ": each device keeps its own device part (never averaged, never "
              "handed to another device) and is scored with it followed by the shared server "
@@ -187,65 +127,45 @@ std::vector<OptionSpec> training_options() {
              "the server replicas, sl trains one server part). No device part is sent while "
              "training (sl: a one-byte control word starts a turn). Not with fl, adasplit "
              "(personalised already), transfer or plan.replan. docs/explanation/adasplit.md"),
-      bounded(option("train.local_epochs", T::integer, "1", "epochs",
+      bounded(option(CMLBED_FIELD(train, local_epochs), T::integer, "1", "epochs",
                      "passes over the local data per round (ignored when "
                      "train.local_iterations > 0)"),
               0, 1e6),
-      bounded(option("train.local_iterations", T::integer, "0", "mini-batches",
+      bounded(option(CMLBED_FIELD(train, local_iterations), T::integer, "0", "mini-batches",
                      "mini-batches per device per round; 0 = use train.local_epochs"),
               0, 1e9),
-      bounded(option("train.aggregate_every", T::integer, "1", "rounds",
+      bounded(option(CMLBED_FIELD(train, aggregate_every), T::integer, "1", "rounds",
                      "FedAvg every k rounds (and after the last); devices keep their own "
                      "models in between (" + method_list(&MethodTraits::averages) + ")"),
               1, 1e6),
-      bounded(option("train.server_threads", T::integer, "1", "threads",
+      bounded(option(CMLBED_FIELD(train, server_threads), T::integer, "1", "threads",
                      "LibTorch intra-op threads on the server rank"),
               1, 1024),
-      bounded(option("train.server_streams", T::integer, "1", "streams",
+      bounded(option(CMLBED_FIELD(train, server_streams), T::integer, "1", "streams",
                      method_list(&MethodTraits::server_replicas, "and") +
                          ": server compute streams serving different devices at once "
                      "(device d on stream (d-1) mod k), each with server_threads / k threads"),
               1, 1024),
-      bounded(option("train.device_threads", T::integer, "1", "threads",
+      bounded(option(CMLBED_FIELD(train, device_threads), T::integer, "1", "threads",
                      "LibTorch intra-op threads on each device rank"),
               1, 1024),
 
-      // [sl]
-      bounded(option("sl.batches_per_turn", T::integer, "1", "mini-batches",
-                     "sl: mini-batches a device trains before the device part moves on to the "
-                     "next device (devices take turns 1..N round-robin until each has trained "
-                     "its round's mini-batches); 1 = AdaSplit's SL baseline, which learns on "
-                     "label-skewed shards; 0 = all of them in one turn (Gupta & Raskar, "
-                     "SplitFed's SL code), which on label-skewed shards collapses to a "
-                     "constant prediction (docs/explanation/optimizer-state.md)"),
-              0, 1e9),
   };
 }
 
-// Options of pipar and the planner: [pipar], [plan].
+// Options of the planner: [plan].
 std::vector<OptionSpec> planning_options() {
   return {
-      // [pipar]
-      per_device(autoable(bounded(option("pipar.micro_batches", T::integer, "4", "micro-batches",
-                                         "micro-batches each mini-batch is cut into (pipar only); "
-                                         "auto: the planner picks it (docs/explanation/simulator.md)"),
-                                  1, 65536))),
-      bounded(option("pipar.min_micro_batch", T::integer, "8", "samples",
-                     "with pipar.micro_batches = auto (and in `cmlbed plan`): the smallest "
-                     "micro-batch, in samples, the planner may choose (it never cuts a "
-                     "mini-batch of fewer samples); smaller micro-batches train another model "
-                     "where a device layer normalises over the batch (docs/explanation/fidelity.md)"),
-              1, 65536),
-      option("plan.profile", T::path, "", "path",
+      option(CMLBED_FIELD(plan, profile), T::path, "", "path",
              "with model.split or pipar.micro_batches = auto: plan from this profile "
              "(`cmlbed profile`) instead of profiling before round 1"),
-      bounded(option("plan.min_split", T::integer, "1", "layer index",
+      bounded(option(CMLBED_FIELD(plan, min_split), T::integer, "1", "layer index",
                      "with model.split = auto (and in `cmlbed plan`): the smallest split the "
                      "planner may choose; the default 1 keeps at least one layer on every "
                      "device, so raw samples never leave it; 0 lets the planner choose split "
                      "0, which uploads raw samples (centralised training, not split learning)"),
               0, 10000),
-      with_word(bounded(option("plan.host_cores", T::integer, "placement", "cores",
+      with_word(bounded(option(CMLBED_FIELD(plan, host_cores), T::integer, "placement", "cores",
                                "the simulator and planner: every rank runs on one host with this "
                                "many cores, and their stages' work shares them (processor sharing); "
                                "0: each rank has cores of its own (right where mpirun spreads the "
@@ -255,19 +175,19 @@ std::vector<OptionSpec> planning_options() {
                                "host's cores; docs/explanation/fidelity.md)"),
                         0, 1 << 20),
                 "placement"),
-      option("plan.host_slice", T::duration, "0ms", "duration",
+      option(CMLBED_FIELD(plan, host_slice), T::duration, "0ms", "duration",
              "with plan.host_cores: the scheduler's time slice on that host (Linux: "
              "/sys/kernel/debug/sched/base_slice_ns, by default 0.75 ms x (1 + log2 of the "
              "cores, at most 8)); a message that arrives while every core is busy reaches "
              "the waiting thread 3 half-slices late (3 wake-ups each wait for a core); 0: "
              "not modelled"),
-      choice("plan.check_pacing", "warn", {"warn", "strict", "off"},
+      choice(CMLBED_FIELD(plan, check_pacing), "warn", {"warn", "strict", "off"},
              "before round 1 (and with --dry-run): predict from a profile of this host whether it "
              "keeps the paced or stretched devices' pace with the ranks sharing its cores, and where "
              "not, the fastest device speed and the most devices it keeps; warn: print it; strict: "
              "refuse the run (exit 2; --strict-emulation); off: skip the check and its profile "
              "(docs/explanation/fidelity.md)"),
-      choice("plan.replan", "off", {"off", "on_change"},
+      choice(CMLBED_FIELD(plan, replan), "off", {"off", "on_change"},
              "with model.split or pipar.micro_batches = auto: on_change plans for the links' "
              "rates as they are at the start, and plans again after a round in which a rate "
              "trace changed a link (at the first such round that averages the models), "
@@ -276,82 +196,45 @@ std::vector<OptionSpec> planning_options() {
   };
 }
 
-// Options of AdaSplit, links and devices: [adasplit], [network], [devices], [transfer].
+// Options of links and devices: [network], [devices].
 std::vector<OptionSpec> network_options() {
   return {
-      // [adasplit] (docs/explanation/adasplit.md)
-      bounded(option("adasplit.local_fraction", T::real, "0.6", "fraction",
-                     "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
-                     "phase, where devices train alone on their contrastive loss and send "
-                     "nothing"),
-              0, 1),
-      bounded(option("adasplit.selected", T::integer, "3", "devices",
-                     "eta: devices the orchestrator picks per iteration of the global phase "
-                     "(at most the number of devices)"),
-              1, 1 << 20),
-      choice("adasplit.orchestrator", "ucb", {"ucb", "random", "all"},
-             "ucb: discounted UCB on the devices' server loss; random: eta uniformly; "
-             "all: every device every iteration (no orchestrator)"),
-      bounded(option("adasplit.discount", T::real, "0.75", "gamma",
-                     "discount of the UCB orchestrator's loss and selection history"),
-              1e-9, 1),
-      bounded(option("adasplit.temperature", T::real, "0.07", "",
-                     "temperature of the devices' supervised NT-Xent loss"),
-              1e-6, 100),
-      bounded(option("adasplit.l1", T::real, "1e-4", "lambda",
-                     "weight of the L1 term sum(sigmoid(M_d)) on the server's per-device masks"),
-              0, 1e6),
-      bounded(option("adasplit.embedding_dim", T::integer, "64", "features",
-                     "output size of the devices' projection head"),
-              1, 1 << 16),
-      bounded(option("adasplit.head_channels", T::integer, "128", "channels",
-                     "hidden width of the projection head (1x1 convolution, or linear for a "
-                     "flat activation)"),
-              1, 1 << 16),
-
       // [network]: defaults for every device, overridable in [device.K]
-      drawn_per_device(option("network.uplink_rate", T::rate, "", "tc rate",
+      drawn_per_device(option(CMLBED_FIELD(network, uplink_rate), T::rate, "", "tc rate",
                         "device->server rate, e.g. 10mbit (bits/s) or 2mbps (BYTES/s); "
                         "empty = unshaped")),
-      drawn_per_device(option("network.downlink_rate", T::rate, "", "tc rate",
+      drawn_per_device(option(CMLBED_FIELD(network, downlink_rate), T::rate, "", "tc rate",
                         "server->device rate; empty = unshaped")),
-      per_device(bounded(option("network.burst", T::size, "64kb", "tc size",
+      per_device(bounded(option(CMLBED_FIELD(network, burst), T::size, "64kb", "tc size",
                                 "token bucket size, e.g. 32kb (tc: 1 kb = 1024 bytes)"),
                          1, 1e12)),
-      per_device(option("network.delay", T::duration, "0ms", "duration",
+      per_device(option(CMLBED_FIELD(network, delay), T::duration, "0ms", "duration",
                         "one-way latency added after shaping, e.g. 20ms")),
-      per_device(option("network.jitter", T::duration, "0ms", "duration",
+      per_device(option(CMLBED_FIELD(network, jitter), T::duration, "0ms", "duration",
                         "delay varies uniformly within +-jitter (at most network.delay); "
                         "messages stay in order")),
-      per_device(option("network.uplink_trace", T::path, "", "CSV file",
+      per_device(option(CMLBED_FIELD(network, uplink_trace), T::path, "", "CSV file",
                         "changing uplink rate: lines 't_seconds,rate' (tc units) from the "
                         "start of the run; network.uplink_rate applies before the first")),
-      per_device(option("network.downlink_trace", T::path, "", "CSV file",
+      per_device(option(CMLBED_FIELD(network, downlink_trace), T::path, "", "CSV file",
                         "changing downlink rate, same format")),
 
       // [devices]: defaults for every device, overridable in [device.K]
-      drawn_per_device(bounded(option("devices.slowdown", T::real, "1", "factor >= 1",
+      drawn_per_device(bounded(option(CMLBED_FIELD(devices, slowdown), T::real, "1", "factor >= 1",
                                 "every compute stage of the device lasts k times its "
                                 "CPU time (its wall time with device_threads > 1)"),
                          1, 1e6)),
-      drawn_per_device(option("devices.flops", T::compute_rate, "", "compute rate",
+      drawn_per_device(option(CMLBED_FIELD(devices, flops), T::compute_rate, "", "compute rate",
                         "the device's speed, e.g. 2GFLOP/s: each compute stage lasts exactly "
                         "its FLOPs / this rate (the real work runs inside it, the rest is "
                         "slept), so round times do not depend on this machine's speed or load; "
                         "empty = this machine's speed (x devices.slowdown). Not with "
                         "devices.slowdown")),
-      per_device(bounded(option("devices.data_share", T::real, "1", "weight",
+      per_device(bounded(option(CMLBED_FIELD(devices, data_share), T::real, "1", "weight",
                                 "relative share of the training set (data.partition=iid "
                                 "only)"),
                          1e-9, 1e9)),
 
-      // [transfer]: the runtime smoke job (experiment.method = transfer)
-      bounded(option("transfer.bytes", T::size, "1MiB", "tc size",
-                     "bytes each device sends to the server per round, and gets back"),
-              0, 1e10),
-      option("transfer.compute", T::duration, "0ms", "duration",
-             "CPU time each device computes per round before sending (stretched by "
-             "devices.slowdown)"),
   };
 }
 
@@ -359,49 +242,57 @@ std::vector<OptionSpec> network_options() {
 std::vector<OptionSpec> privacy_and_output_options() {
   return {
       // [privacy] (docs/explanation/privacy.md)
-      choice("privacy.mechanism", "none", {"none", "gaussian", "laplace"},
+      choice(CMLBED_FIELD(privacy, mechanism), "none", {"none", "gaussian", "laplace"},
              "differential privacy: split methods clip every sample's uploaded activation "
              "(L2 for gaussian, L1 for laplace) to privacy.clip and add noise of std / scale "
              "noise_multiplier x clip; fl (gaussian only): DP-FedAvg, each update clipped, "
              "Gaussian noise of noise_multiplier x clip / devices on the average"),
-      bounded(option("privacy.clip", T::real, "1", "norm", "clipping norm C"), 1e-12, 1e12),
-      bounded(option("privacy.noise_multiplier", T::real, "1", "sigma",
+      bounded(option(CMLBED_FIELD(privacy, clip), T::real, "1", "norm", "clipping norm C"), 1e-12, 1e12),
+      bounded(option(CMLBED_FIELD(privacy, noise_multiplier), T::real, "1", "sigma",
                      "noise standard deviation (or Laplace scale) in units of privacy.clip"),
               0, 1e6),
-      bounded(option("privacy.delta", T::real, "1e-5", "probability",
+      bounded(option(CMLBED_FIELD(privacy, delta), T::real, "1e-5", "probability",
                      "delta of the (epsilon, delta) figure the results file records (gaussian)"),
               1e-300, 0.999999),
-      choice("privacy.adjacency", "add-remove", {"add-remove", "replace-one"},
+      choice(CMLBED_FIELD(privacy, adjacency), "add-remove", {"add-remove", "replace-one"},
              "the neighbouring datasets the recorded epsilon is for: add-remove (one sample, "
              "or fl: one device's data, present or absent; L2 sensitivity of a clipped "
              "release C) or replace-one (one replaced by another; sensitivity 2C, so a larger "
              "epsilon for the same noise)"),
 
       // [evaluation]
-      choice("evaluation.scope", "global", {"global", "per-device"},
+      choice(CMLBED_FIELD(evaluation, scope), "global", {"global", "per-device"},
              "global: the aggregated model on the whole test set; per-device: each device "
              "scored on the test samples of its own classes, weighted by its label shares "
              "(test_accuracy = the sample-weighted mean, device_accuracy per device)"),
 
       // [output]
-      option("output.file", T::path, "", "path",
+      option(CMLBED_FIELD(output, file), T::path, "", "path",
              "HDF5 results file; empty = results/<method>-<date>-<time>.h5"),
-      changeable_on_resume(option("output.overwrite", T::flag, "false", "true/false",
+      changeable_on_resume(option(CMLBED_FIELD(output, overwrite), T::flag, "false", "true/false",
                                   "replace output.file if it exists")),
-      option("output.timeline", T::flag, "true", "true/false",
+      option(CMLBED_FIELD(output, timeline), T::flag, "true", "true/false",
              "record per-stage events (turn off only to measure the recording's cost)"),
-      changeable_on_resume(option("output.progress", T::flag, "true", "true/false",
+      changeable_on_resume(option(CMLBED_FIELD(output, progress), T::flag, "true", "true/false",
                                   "print a progress line per round on rank 0")),
-      changeable_on_resume(bounded(option("output.checkpoint", T::integer, "1", "rounds",
+      changeable_on_resume(bounded(option(CMLBED_FIELD(output, checkpoint), T::integer, "1", "rounds",
                                           "write a checkpoint (<output.file>.ckpt) every N rounds and after the "
                                           "last, for `cmlbed run --resume`; 0 = never"),
                                    0, 1e9)),
   };
 }
 
+// Each method's own options (MethodTraits::options), in the method table's order.
+std::vector<OptionSpec> method_options() {
+  std::vector<OptionSpec> options;
+  for (const MethodTraits& method : method_table()) options.insert(options.end(), method.options.begin(), method.options.end());
+  return options;
+}
+
 std::vector<OptionSpec> build_table() {
   std::vector<OptionSpec> table;
-  for (auto part : {run_options, training_options, planning_options, network_options, privacy_and_output_options}) {
+  for (auto part : {run_options, training_options, method_options, planning_options, network_options,
+                    privacy_and_output_options}) {
     std::vector<OptionSpec> options = part();
     table.insert(table.end(), std::make_move_iterator(options.begin()), std::make_move_iterator(options.end()));
   }

@@ -5,11 +5,14 @@
 // comparing its name. It sits in config/ because config is below everything that asks;
 // train/method_registry.cpp attaches the code that runs each row.
 //
-// Adding a method: its own files under src/train/, one row in src/config/methods.cpp, one
-// factory line in src/train/method_registry.cpp, and tests (docs/explanation/architecture.md).
+// Adding a method: its own files under src/train/, one row in src/config/methods.cpp (with
+// the rows of its own options), its options' section in settings.hpp, one factory line in
+// src/train/method_registry.cpp, and tests (docs/how-to/new-method.md).
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "cmlbed/config/option_table.hpp"
 
 namespace cmlbed {
 
@@ -41,6 +44,10 @@ struct MethodTraits {
   NoiseTarget noise = NoiseTarget::nothing;
   std::vector<std::string> privacy_mechanisms;  // allowed privacy.mechanism values
   std::string personalised_refusal;  // why train.personalised is refused ("" where it is not)
+  // The options of its own section ([adasplit]), rows of the option table written as
+  // option_table.cpp writes its own (option_rows.hpp), each bound to its field in
+  // settings.hpp; option_table() lists them after the training options.
+  std::vector<OptionSpec> options;
 };
 
 // Every method, in the order help texts list them.

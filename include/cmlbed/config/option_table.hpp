@@ -1,12 +1,17 @@
 #pragma once
-// The single list of configuration options: name, type, default, unit and help.
-// Everything else (INI parsing, --help, validation of values, the resolved INI text in
-// results files) is driven by this table, so adding an option is one entry here.
+// The single list of configuration options: name, type, default, unit, help and the
+// settings field that holds it. Everything else (INI parsing, --help, validation of
+// values, the resolved INI text in results files, Settings) is driven by this table, so
+// adding an option is one row (option_table.cpp, or a method's own options in its row of
+// the method table, methods.cpp) and its field (settings.hpp).
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cmlbed {
+
+struct OptionBinding;  // option_binding.hpp
 
 enum class OptionType { integer, real, text, flag, choice, size, rate, compute_rate, duration, shape, path };
 
@@ -31,11 +36,15 @@ struct OptionSpec {
   // The value runs had before the option existed, where it is not its default: a results
   // file written then stores no value for it, and a resumed run takes this one.
   std::string value_before_it_existed;
+  // The settings field that holds it (CMLBED_FIELD, option_binding.hpp).
+  std::shared_ptr<const OptionBinding> binding;
 
   std::string section() const { return name.substr(0, name.find('.')); }
   std::string key() const { return name.substr(name.find('.') + 1); }
 };
 
+// Every option: the run's sections, then each method's own (MethodTraits::options, in
+// the method table's order), then the links', devices', privacy's and output's.
 const std::vector<OptionSpec>& option_table();
 
 // nullptr when no option has that name.

@@ -2,9 +2,9 @@
 // The configuration of a run as typed values, one struct per section of the option
 // table: `settings.train.batch_size`, `settings.devices.flops.of(3)`. It is read from a
 // resolved Config once (Settings::from), which has checked every value's type and range;
-// code outside src/config/ reads these fields and never an option's name. The table
-// binds each option to its field (settings.cpp), and a test checks that every option has
-// exactly one.
+// code outside src/config/ reads these fields and never an option's name. Each row of
+// the option table names its field (CMLBED_FIELD, option_binding.hpp); the first settings
+// read check that every field can hold its option's values and that no two share one.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -188,7 +188,7 @@ struct Settings {
     return with_chosen_at(&(this->*section.*field), uniform, per_device);
   }
   // Whether any device of `devices` (or the value for all) leaves an option to the planner.
-  bool any_auto(int devices) const;
+  bool any_auto(int device_count) const;
 
   // The name of the option whose field is `field` (a field of this object, e.g.
   // `&settings.train.lr`): "train.lr"; for a device above 0 of a per-device option,
