@@ -9,6 +9,72 @@ namespace {
 using T = OptionType;
 using namespace rows;
 
+MethodTraits adasplit_row() {
+  MethodTraits adasplit;
+  adasplit.name = "adasplit";
+  adasplit.summary = "AdaSplit: local rounds, then an orchestrator picks the devices the server trains on; "
+                     "no gradients sent back";
+  adasplit.splits_model = true;
+  adasplit.local_phase = true;
+  adasplit.personalised_always = true;
+  adasplit.simulatable = true;
+  adasplit.checkpointable = true;
+  adasplit.noise = NoiseTarget::activations;
+  adasplit.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  adasplit.personalised_refusal = "adasplit is personalised already (each device keeps its part, the server a "
+                                  "mask per device); set train.personalised = false";
+  // docs/explanation/adasplit.md
+  adasplit.options = {
+    bounded(option(CMLBED_FIELD(adasplit, local_fraction), T::real, "0.6", "fraction",
+                   "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
+                   "phase, where devices train alone on their contrastive loss and send "
+                   "nothing"),
+            0, 1),
+    bounded(option(CMLBED_FIELD(adasplit, selected), T::integer, "3", "devices",
+                   "eta: devices the orchestrator picks per iteration of the global phase "
+                   "(at most the number of devices)"),
+            1, 1 << 20),
+    choice(CMLBED_FIELD(adasplit, orchestrator), "ucb", {"ucb", "random", "all"},
+           "ucb: discounted UCB on the devices' server loss; random: eta uniformly; "
+           "all: every device every iteration (no orchestrator)"),
+    bounded(option(CMLBED_FIELD(adasplit, discount), T::real, "0.75", "gamma",
+                   "discount of the UCB orchestrator's loss and selection history"),
+            1e-9, 1),
+    bounded(option(CMLBED_FIELD(adasplit, temperature), T::real, "0.07", "",
+                   "temperature of the devices' supervised NT-Xent loss"),
+            1e-6, 100),
+    bounded(option(CMLBED_FIELD(adasplit, l1), T::real, "1e-4", "lambda",
+                   "weight of the L1 term sum(sigmoid(M_d)) on the server's per-device masks"),
+            0, 1e6),
+    bounded(option(CMLBED_FIELD(adasplit, embedding_dim), T::integer, "64", "features",
+                   "output size of the devices' projection head"),
+            1, 1 << 16),
+    bounded(option(CMLBED_FIELD(adasplit, head_channels), T::integer, "128", "channels",
+                   "hidden width of the projection head (1x1 convolution, or linear for a "
+                   "flat activation)"),
+            1, 1 << 16),
+  };
+  return adasplit;
+}
+
+MethodTraits transfer_row() {
+  MethodTraits transfer;
+  transfer.name = "transfer";
+  transfer.summary = "the runtime smoke job: each device computes and sends bytes, no model is trained";
+  transfer.trains = false;
+  transfer.privacy_mechanisms = {"none"};
+  transfer.personalised_refusal = "the transfer job trains no model";
+  transfer.options = {
+    bounded(option(CMLBED_FIELD(transfer, bytes), T::size, "1MiB", "tc size",
+                   "bytes each device sends to the server per round, and gets back"),
+            0, 1e10),
+    option(CMLBED_FIELD(transfer, compute), T::duration, "0ms", "duration",
+           "CPU time each device computes per round before sending (stretched by "
+           "devices.slowdown)"),
+  };
+  return transfer;
+}
+
 std::vector<MethodTraits> build_table() {
   std::vector<MethodTraits> rows;
 
@@ -90,65 +156,8 @@ std::vector<MethodTraits> build_table() {
   sfl2.noise = NoiseTarget::activations;
   sfl2.privacy_mechanisms = {"none", "gaussian", "laplace"};
 
-  MethodTraits& adasplit = rows.emplace_back();
-  adasplit.name = "adasplit";
-  adasplit.summary = "AdaSplit: local rounds, then an orchestrator picks the devices the server trains on; "
-                     "no gradients sent back";
-  adasplit.splits_model = true;
-  adasplit.local_phase = true;
-  adasplit.personalised_always = true;
-  adasplit.simulatable = true;
-  adasplit.checkpointable = true;
-  adasplit.noise = NoiseTarget::activations;
-  adasplit.privacy_mechanisms = {"none", "gaussian", "laplace"};
-  adasplit.personalised_refusal = "adasplit is personalised already (each device keeps its part, the server a "
-                                  "mask per device); set train.personalised = false";
-  // docs/explanation/adasplit.md
-  adasplit.options = {
-    bounded(option(CMLBED_FIELD(adasplit, local_fraction), T::real, "0.6", "fraction",
-                   "kappa: the first floor(kappa x experiment.rounds) rounds are the local "
-                   "phase, where devices train alone on their contrastive loss and send "
-                   "nothing"),
-            0, 1),
-    bounded(option(CMLBED_FIELD(adasplit, selected), T::integer, "3", "devices",
-                   "eta: devices the orchestrator picks per iteration of the global phase "
-                   "(at most the number of devices)"),
-            1, 1 << 20),
-    choice(CMLBED_FIELD(adasplit, orchestrator), "ucb", {"ucb", "random", "all"},
-           "ucb: discounted UCB on the devices' server loss; random: eta uniformly; "
-           "all: every device every iteration (no orchestrator)"),
-    bounded(option(CMLBED_FIELD(adasplit, discount), T::real, "0.75", "gamma",
-                   "discount of the UCB orchestrator's loss and selection history"),
-            1e-9, 1),
-    bounded(option(CMLBED_FIELD(adasplit, temperature), T::real, "0.07", "",
-                   "temperature of the devices' supervised NT-Xent loss"),
-            1e-6, 100),
-    bounded(option(CMLBED_FIELD(adasplit, l1), T::real, "1e-4", "lambda",
-                   "weight of the L1 term sum(sigmoid(M_d)) on the server's per-device masks"),
-            0, 1e6),
-    bounded(option(CMLBED_FIELD(adasplit, embedding_dim), T::integer, "64", "features",
-                   "output size of the devices' projection head"),
-            1, 1 << 16),
-    bounded(option(CMLBED_FIELD(adasplit, head_channels), T::integer, "128", "channels",
-                   "hidden width of the projection head (1x1 convolution, or linear for a "
-                   "flat activation)"),
-            1, 1 << 16),
-  };
-
-  MethodTraits& transfer = rows.emplace_back();
-  transfer.name = "transfer";
-  transfer.summary = "the runtime smoke job: each device computes and sends bytes, no model is trained";
-  transfer.trains = false;
-  transfer.privacy_mechanisms = {"none"};
-  transfer.personalised_refusal = "the transfer job trains no model";
-  transfer.options = {
-    bounded(option(CMLBED_FIELD(transfer, bytes), T::size, "1MiB", "tc size",
-                   "bytes each device sends to the server per round, and gets back"),
-            0, 1e10),
-    option(CMLBED_FIELD(transfer, compute), T::duration, "0ms", "duration",
-           "CPU time each device computes per round before sending (stretched by "
-           "devices.slowdown)"),
-  };
+  rows.push_back(adasplit_row());
+  rows.push_back(transfer_row());
   return rows;
 }
 
