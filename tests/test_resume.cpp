@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/trace/hdf5_handles.hpp"
 #include "cmlbed/trace/results_file.hpp"
 
@@ -289,9 +290,10 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
   for (std::size_t i = 1; i < after.size(); ++i) EXPECT_GE(after[i].t_start_ns, after[i - 1].t_end_ns);
   EXPECT_EQ(forwards(path, 3), forwards(reference, 3));
   // AdaSplit keeps its shared server part and each device's masks (the orchestrator's
-  // picks show in them too); personalised runs each device's part and server part; the
-  // others one whole model.
-  const bool personalised = std::find(variant.begin(), variant.end(), "--train.personalised=true") != variant.end();
+  // picks show in them too); personalised runs (psl always) each device's part and server
+  // part; the others one whole model.
+  const bool personalised =
+      method == "psl" || std::find(variant.begin(), variant.end(), "--train.personalised=true") != variant.end();
   const std::vector<std::string> models =
       method == "adasplit" ? std::vector<std::string>{"server", "masks_1", "masks_2"}
       : personalised       ? std::vector<std::string>{"device_1", "device_2", "server_1", "server_2"}
@@ -307,7 +309,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
 }
 
 TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
-  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "adasplit"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "psl", "adasplit"}) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, 2, 5, {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";
@@ -482,6 +484,18 @@ TEST_F(Resume, RefusesWhatItCannotContinue) {
                 .status,
             0);
   refused(3, {"--resume", transfer}, "method transfer does not save checkpoints");
+  // A checkpoint written before the one seed rule (no seed_rule attribute): its remaining
+  // rounds would draw other streams than its first ones did.
+  const std::string old_rule = file("old_rule");
+  fs::copy_file(path, old_rule, fs::copy_options::overwrite_existing);
+  fs::copy_file(path + ".ckpt", old_rule + ".ckpt", fs::copy_options::overwrite_existing);
+  EXPECT_EQ(int_attribute(old_rule + ".ckpt", "seed_rule"), kSeedRule);
+  {
+    const auto checkpoint = hdf5::owned<hdf5::FileHandle>(
+        H5Fopen((old_rule + ".ckpt").c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen");
+    ASSERT_GE(H5Adelete(checkpoint.get(), "seed_rule"), 0);
+  }
+  refused(3, {"--resume", old_rule, "--experiment.rounds=3"}, "by seed rule 1, this one by rule 2");
   // A stored value repeated, and the options a resumed run may change, are accepted.
   const Outcome accepted = run(3, {"--resume", path, "--train.lr=0.05", "--output.file=" + path,
                                    "--experiment.timeout=60s", "--output.progress=false"}, "accepted");

@@ -38,12 +38,33 @@ from cmlbed_report import packages  # noqa: E402
 MASK64 = (1 << 64) - 1
 
 
-def layer_seed(seed, index):
-    """The seed cmlbed draws layer `index`'s weights from (splitmix64, src/model/zoo.cpp)."""
-    z = (seed + 0x9E3779B97F4A7C15 * (index + 1)) & MASK64
+def splitmix64(x):
+    """One step of splitmix64 (include/cmlbed/base/seed_streams.hpp)."""
+    z = (x + 0x9E3779B97F4A7C15) & MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
     return z ^ (z >> 31)
+
+
+def fnv1a(text):
+    """FNV-1a of a stream's purpose (include/cmlbed/base/seed_streams.hpp)."""
+    h = 0xCBF29CE484222325
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x100000001B3) & MASK64
+    return h
+
+
+def stream_seed(seed, purpose, indices=()):
+    """cmlbed's one seed rule, stream_seed (docs/explanation/seeds.md)."""
+    x = splitmix64(seed ^ splitmix64(fnv1a(purpose)))
+    for index in indices:
+        x = splitmix64(x ^ (index & MASK64))
+    return x
+
+
+def layer_seed(seed, index):
+    """The seed cmlbed draws layer `index`'s weights from (src/model/zoo.cpp)."""
+    return stream_seed(seed, "weights", (index,))
 
 
 class ZooBuilder:

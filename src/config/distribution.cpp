@@ -52,8 +52,7 @@ std::optional<Distribution> parse_distribution(const std::string& text,
 }
 
 double draw(const Distribution& distribution, std::uint64_t seed, const std::string& option, int device) {
-  const std::uint64_t stream =
-      splitmix64(splitmix64(seed) ^ fnv1a(option)) ^ splitmix64(static_cast<std::uint64_t>(device));
+  const std::uint64_t stream = stream_seed(seed, option, {device});
   const double u1 = unit(splitmix64(stream)), u2 = unit(splitmix64(stream + 1));
   if (distribution.kind == Distribution::Kind::uniform) {
     return distribution.first + (distribution.second - distribution.first) * u1;

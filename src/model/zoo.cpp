@@ -15,10 +15,10 @@ namespace {
 constexpr std::int64_t kMaxInputValues = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxLayerParameters = std::int64_t{1} << 27;
 
-// splitmix64's index-th output from the run seed: decorrelated per-layer seeds
-// (scripts/tools/export-model.py computes the same).
+// The seed layer `index`'s weights are drawn from (scripts/tools/export-model.py computes
+// the same).
 std::uint64_t layer_seed(std::uint64_t seed, std::size_t index) {
-  return splitmix64(seed + 0x9E3779B97F4A7C15ULL * index);
+  return stream_seed(seed, "weights", {static_cast<std::int64_t>(index)});
 }
 
 // One sample of the input; checked first, because every layer's output (up to 64

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cmlbed/base/run_stamp.hpp"
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/net/gather.hpp"
 #include "cmlbed/net/mpi_error.hpp"
@@ -57,6 +58,7 @@ double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t
   const trace::RowCounts rows = results.row_counts();
   trace::CheckpointInfo info;
   info.rounds_complete = rounds_complete;
+  info.seed_rule = kSeedRule;
   info.mpi_size = results.mpi_size();
   info.config_ini = target.config_ini;
   info.started_at = target.started_at;
@@ -94,6 +96,11 @@ ResumePoint load_checkpoint(train::Method& method, const std::string& results_pa
         } else if (info.mpi_size != mpi_size) {
           error = "the checkpoint " + path + " has " + std::to_string(info.mpi_size) + " ranks, the run " +
                   std::to_string(mpi_size);
+        } else if (info.seed_rule != kSeedRule) {
+          error = "the checkpoint " + path + " was written by a cmlbed that drew its random streams by seed rule " +
+                  std::to_string(info.seed_rule) + ", this one by rule " + std::to_string(kSeedRule) +
+                  " (docs/explanation/seeds.md): its remaining rounds would draw other batches, noise and "
+                  "masks; finish it with the cmlbed that started it, or start the run anew";
         } else {
           point.from_checkpoint = true;
           point.rounds_complete = info.rounds_complete;

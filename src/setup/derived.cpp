@@ -1,5 +1,6 @@
 #include "cmlbed/setup/derived.hpp"
 
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "cmlbed/data/array_file.hpp"
 
@@ -17,12 +18,12 @@ data::DatasetSpec dataset_spec(const Settings& settings) {
     s->height = shape.height;
     s->width = shape.width;
     s->num_classes = settings.data.synthetic_classes;
-    s->prototype_seed = seed;
+    s->prototype_seed = stream_seed(seed, "synthetic_prototypes");
   }
   spec.synthetic_train.samples = static_cast<std::size_t>(settings.data.synthetic_train);
-  spec.synthetic_train.seed = seed * 2 + 1;
+  spec.synthetic_train.seed = stream_seed(seed, "synthetic_train");
   spec.synthetic_test.samples = static_cast<std::size_t>(settings.data.synthetic_test);
-  spec.synthetic_test.seed = seed * 2 + 2;
+  spec.synthetic_test.seed = stream_seed(seed, "synthetic_test");
   return spec;
 }
 
@@ -89,7 +90,7 @@ data::PartitionSpec partition_spec(const Settings& settings, int devices) {
   spec.devices = devices;
   spec.alpha = settings.data.alpha;
   spec.classes_per_device = static_cast<int>(settings.data.classes_per_device);
-  spec.seed = static_cast<std::uint64_t>(settings.experiment.seed);
+  spec.seed = stream_seed(static_cast<std::uint64_t>(settings.experiment.seed), "partition");
   if (spec.scheme == data::PartitionScheme::iid) {
     for (int device = 1; device <= devices; ++device) {
       spec.shares.push_back(settings.devices.data_share.of(device));
@@ -108,8 +109,8 @@ net::LinkSpec link_spec(const Settings& settings, int device, LinkDirection dire
   const std::string trace = (up ? settings.network.uplink_trace : settings.network.downlink_trace).of(device);
   if (!trace.empty()) spec.trace = net::parse_rate_trace_file(trace);
   // Each link draws its own jitter, reproducibly.
-  spec.seed = static_cast<std::uint64_t>(settings.experiment.seed) * 1000003ULL +
-              static_cast<std::uint64_t>(device) * 2 + (up ? 0 : 1);
+  spec.seed = stream_seed(static_cast<std::uint64_t>(settings.experiment.seed), up ? "uplink_jitter" : "downlink_jitter",
+                          {device});
   return spec;
 }
 

@@ -99,6 +99,8 @@ CheckpointWriter::CheckpointWriter(const std::string& path, const CheckpointInfo
   hdf5::write_string_attribute(file, "config", info.config_ini, where);
   hdf5::write_string_attribute(file, "started_at", info.started_at, where);
   hdf5::write_string_attribute(file, "written_at", info.written_at, where);
+  const std::int32_t seed_rule = info.seed_rule;
+  hdf5::write_attribute(file, "seed_rule", H5T_NATIVE_INT32, hdf5::scalar_space(), &seed_rule, where);
   write_int64(file, "round_rows", static_cast<std::int64_t>(info.round_rows), where);
   std::vector<std::int64_t> event_rows(info.event_rows.begin(), info.event_rows.end());
   hdf5::write_attribute(file, "event_rows", H5T_NATIVE_INT64, hdf5::vector_space(event_rows.size()),
@@ -199,6 +201,11 @@ CheckpointReader::CheckpointReader(const std::string& path) : impl_(std::make_un
   info.config_ini = hdf5::read_string_attribute(file, "config", where);
   info.started_at = hdf5::read_string_attribute(file, "started_at", where);
   info.written_at = hdf5::read_string_attribute(file, "written_at", where);
+  std::int32_t seed_rule = 1;  // written before the attribute existed
+  if (hdf5::has_attribute(file, "seed_rule", where)) {
+    hdf5::read_attribute(file, "seed_rule", H5T_NATIVE_INT32, &seed_rule, 1, where);
+  }
+  info.seed_rule = seed_rule;
   info.round_rows = static_cast<std::uint64_t>(read_int64(file, "round_rows", where));
   std::vector<std::int64_t> event_rows(static_cast<std::size_t>(std::max(0, ranks)));
   hdf5::read_attribute(file, "event_rows", H5T_NATIVE_INT64, event_rows.data(), event_rows.size(), where);

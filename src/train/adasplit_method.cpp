@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/train/state_archive.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
 
@@ -23,7 +24,7 @@ net::MessageHeader header_for(net::MessageKind kind, int round, int batch) {
 // Each device's masks from their own seed, so device d's masks do not depend on how
 // many devices there are.
 std::uint64_t mask_seed(std::uint64_t seed, int device) {
-  return seed * 0x9E3779B97F4A7C15ULL + 0x3A5C0000ULL + static_cast<std::uint64_t>(device);
+  return stream_seed(seed, "adasplit_masks", {device});
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "cmlbed/base/seed_streams.hpp"
+
 namespace cmlbed::train {
 
 torch::Tensor supervised_nt_xent(const torch::Tensor& embeddings, const torch::Tensor& labels,
@@ -38,8 +40,9 @@ double nt_xent_forward_flops(std::int64_t samples, std::int64_t dim) {
 ProjectionHead::ProjectionHead(const std::vector<std::int64_t>& shape, std::int64_t hidden,
                                std::int64_t embedding_dim, std::uint64_t seed) {
   if (shape.empty()) throw std::invalid_argument("projection head: empty activation shape");
-  // Weights drawn from their own seed, so the head does not shift the model's draws.
-  torch::manual_seed(seed * 7919 + 17);
+  // Weights drawn from their own stream, right here, so the head does not shift the
+  // model's draws.
+  torch::manual_seed(stream_seed(seed, "adasplit_head"));
   const std::int64_t in = shape[0];
   image_ = shape.size() == 3;
   if (image_) {

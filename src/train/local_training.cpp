@@ -1,3 +1,4 @@
+#include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/train/local_training.hpp"
 
 #include <random>
@@ -41,8 +42,7 @@ std::vector<std::vector<std::size_t>> LocalBatches::round(int round, const Train
   }
   // A 64-bit Mersenne Twister seeded from (seed, device, round); the shuffle is our own
   // Fisher-Yates on its raw output, so the order is the same on every platform.
-  std::mt19937_64 random(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(device_) * 1000003ULL +
-                         static_cast<std::uint64_t>(round));
+  std::mt19937_64 random(stream_seed(seed_, "batch_order", {device_, round}));
   const std::int64_t wanted = batches_per_round(indices_.size(), s);
   std::vector<std::vector<std::size_t>> batches;
   std::vector<std::size_t> order = indices_;

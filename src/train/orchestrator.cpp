@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cmlbed/base/seed_streams.hpp"
+
 namespace cmlbed::train {
 
 OrchestratorPolicy orchestrator_policy(const std::string& name) {
@@ -20,7 +22,7 @@ OrchestratorPolicy orchestrator_policy(const std::string& name) {
 Orchestrator::Orchestrator(OrchestratorPolicy policy, int devices, int selected, double discount,
                            std::uint64_t seed)
     : policy_(policy), selected_(selected), discount_(discount),
-      random_(seed * 0x9E3779B97F4A7C15ULL + 0xADA5u),
+      random_(stream_seed(seed, "orchestrator")),
       loss_sum_(static_cast<std::size_t>(devices), 0.0),
       selection_sum_(static_cast<std::size_t>(devices), 0.0) {
   if (devices < 1 || selected < 1 || !(discount > 0 && discount <= 1)) {

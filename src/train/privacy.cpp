@@ -28,13 +28,7 @@ PrivacySettings privacy_settings(const Settings& settings) {
 }
 
 std::uint64_t noise_seed(std::uint64_t seed, int rank, int round, int batch, int micro_batch) {
-  // splitmix64 over the fields in turn: nearby fields give unrelated seeds.
-  std::uint64_t x = seed;
-  for (const std::int64_t field : {std::int64_t{rank}, std::int64_t{round}, std::int64_t{batch},
-                                   std::int64_t{micro_batch}}) {
-    x = splitmix64(x + static_cast<std::uint64_t>(field));
-  }
-  return x;
+  return stream_seed(seed, "dp_noise", {rank, round, batch, micro_batch});
 }
 
 torch::Tensor clip_rows(const torch::Tensor& activation, double clip, bool l1) {

@@ -25,6 +25,11 @@ constexpr std::uint64_t fnv1a(std::string_view text) {
   return hash;
 }
 
+// The rule's version, stored in checkpoints: a resumed run draws its remaining rounds
+// from the rule its first rounds drew from, or refuses (1: the formulas of each draw
+// before this rule; 2: stream_seed for every draw).
+constexpr int kSeedRule = 2;
+
 constexpr std::uint64_t stream_seed(std::uint64_t seed, std::string_view purpose,
                                     std::initializer_list<std::int64_t> indices = {}) {
   std::uint64_t x = splitmix64(seed ^ splitmix64(fnv1a(purpose)));

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "cmlbed/base/seed_streams.hpp"
+
 namespace cmlbed::sim {
 
 // Whether the devices' models are averaged after `round` (0-based): every
@@ -51,7 +53,7 @@ inline std::vector<SlTurn> sl_turns(const std::vector<std::int64_t>& batches, st
 // over splitmix64, written out so that the runtime and the simulator draw the same order
 // with any standard library (std::shuffle's algorithm is the library's own).
 inline std::vector<int> device_serving_order(std::uint64_t seed, int round, int devices) {
-  std::uint64_t state = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(round) + 1;
+  std::uint64_t state = stream_seed(seed, "serving_order", {round});
   const auto next = [&state] {
     std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;

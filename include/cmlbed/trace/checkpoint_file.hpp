@@ -27,6 +27,9 @@ struct CheckpointInfo {
   std::int64_t time_ns = 0;     // the run's time base (rank 0's clock) when it was taken
   std::int64_t elapsed_ns = 0;  // time since the run's links started (rate traces)
   std::string written_at;       // ISO 8601 UTC
+  // The seed rule its run drew from (kSeedRule, base/seed_streams.hpp); 1 for a
+  // checkpoint written before the attribute existed.
+  int seed_rule = 1;
 };
 
 // `<results_path>.ckpt`.
