@@ -11,16 +11,16 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 table=$("$cmlbed" info --methods) || { echo "FAIL: cmlbed info --methods"; exit 1; }
-# Columns: method splits turns replicas ordered micro averages local gradients personalised
-# auto simulate resume noise mechanisms; rows until the blank line.
+# Rows until the blank line; columns found by their header (auto, simulate, ...).
 rows=$(awk 'NR > 1 && NF == 0 { exit } NR > 1' <<<"$table")
+column_of() { awk -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) print i }' <<<"$table"; }
 [[ $(wc -l <<<"$rows") -ge 5 ]] || fail "info --methods has fewer than 5 rows: $table"
 # join COLUMN LAST: the names with "yes" in COLUMN, "a, b and c" (LAST = and) or "a, b, c".
 join() {
   awk -v col="$1" -v last="$2" '$col == "yes" { n++; name[n] = $1 }
     END { for (i = 1; i <= n; i++) printf "%s%s", (i == 1 ? "" : (i == n && last != "," ? " " last " " : ", ")), name[i] }' <<<"$rows"
 }
-simulatable=$(join 12 ,) plannable=$(join 11 or)
+simulatable=$(join "$(column_of simulate)" ,) plannable=$(join "$(column_of auto)" or)
 [[ -n $simulatable && -n $plannable ]] || fail "no simulatable or plannable method in: $rows"
 all=$(awk '{ printf "%s%s", (NR == 1 ? "" : ", "), $1 }' <<<"$rows")
 

@@ -40,44 +40,10 @@
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
+#include "method_runs.hpp"
 
 namespace cmlbed::train {
 namespace {
-
-// A small problem without batch norm (micro-batches would change its statistics).
-const std::vector<std::string> kBase = {
-    "--data.dataset=synthetic", "--data.synthetic_train=1200", "--data.synthetic_test=300",
-    "--model.name=lenet",       "--model.split=2",             "--train.batch_size=16",
-    "--train.lr=0.05",          "--train.local_iterations=6",  "--experiment.rounds=2",
-    "--output.progress=false",  "--output.overwrite=true"};
-
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-std::string temp_file(const std::string& name) {
-  return ::testing::TempDir() + "cmlbed_methods_" + std::to_string(::getpid()) + "_" + name + ".h5";
-}
-
-std::string key_of(const std::string& option) { return option.substr(0, option.find('=')); }
-
-// kBase with `extra` in place of the options it gives again.
-std::vector<std::string> with(const std::vector<std::string>& extra) {
-  std::vector<std::string> options;
-  for (const auto& a : kBase) {
-    const bool overridden = std::any_of(extra.begin(), extra.end(),
-                                        [&](const std::string& e) { return key_of(e) == key_of(a); });
-    if (!overridden) options.push_back(a);
-  }
-  options.insert(options.end(), extra.begin(), extra.end());
-  return options;
-}
-
-std::vector<std::string> plus(std::vector<std::string> options, const std::vector<std::string>& more) {
-  options.insert(options.end(), more.begin(), more.end());
-  return options;
-}
 
 // configs/adasplit/sl.ini's problem for one round: Fashion-MNIST, five devices of two
 // classes each, LeNet split after pool1, Adam 1e-3, 25 mini-batches per device.
@@ -86,42 +52,6 @@ const std::vector<std::string> kSkewedSl = {
     "--data.classes_per_device=2", "--data.test_limit=500",        "--train.batch_size=32",
     "--train.optimizer=adam",      "--train.lr=1e-3",              "--train.weight_decay=1e-5",
     "--train.local_iterations=25", "--experiment.rounds=1"};
-
-// The configuration of `options` (--key=value), as a run resolves it.
-Config config_of(const std::vector<std::string>& options) {
-  std::vector<RawSetting> settings;
-  for (const auto& a : options) {
-    const auto eq = a.find('=');
-    settings.push_back({a.substr(2, eq - 2), a.substr(eq + 1), "test"});
-  }
-  return Config::resolve({}, settings);
-}
-
-// Runs cmlbed under mpirun with kBase overridden by `extra`; returns the results file.
-std::string run(int ranks, const std::string& name, const std::vector<std::string>& extra) {
-  const std::string file = temp_file(name);
-  std::string command = env("CMLBED_MPIEXEC") + " --oversubscribe -np " + std::to_string(ranks) +
-                        " " + env("CMLBED_BINARY") + " run";
-  for (const auto& a : with(extra)) command += " " + a;
-  command += " --output.file=" + file + " > /dev/null";
-  EXPECT_EQ(WEXITSTATUS(std::system(command.c_str())), 0) << command;
-  return file;
-}
-
-double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff) / std::max(1e-30, std::sqrt(norm));
-}
-
-std::map<std::string, double> summary(const std::string& file) {
-  const auto values = trace::ResultsFile::read_summary(file);
-  return {values.begin(), values.end()};
-}
 
 // The whole model trained in this process on all of device 1's data, with the batches,
 // optimizer and loss the methods use (kBase with `extra`); with train.optimizer_state =
@@ -272,9 +202,10 @@ TEST_F(Methods, SameSeedSameWeightsRunAfterRun) {
 TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
   // Device 1 splits after conv1, device 2 after pool2; the whole model is averaged layer
   // by layer. Aggregating every 2 rounds of 4: rounds 2 and 4 are evaluated.
+  // Adam: SGD with momentum learns this problem from some seeds and stalls from others.
   const auto file = run(3, "mixed", {"--experiment.method=pipar", "--device.1.split=1", "--device.2.split=4",
                                      "--experiment.rounds=4", "--train.aggregate_every=2",
-                                     "--train.local_iterations=20", "--train.lr=0.02"});
+                                     "--train.local_iterations=20", "--train.optimizer=adam", "--train.lr=0.002"});
   const auto rounds = trace::ResultsFile::read_rounds(file);
   ASSERT_EQ(rounds.size(), 4u);
   EXPECT_TRUE(std::isnan(rounds[0].test_accuracy));
@@ -285,7 +216,7 @@ TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
   // with one split for all ends with the same weights.
   const auto uniform = run(3, "uniform", {"--experiment.method=pipar", "--experiment.rounds=4",
                                           "--train.aggregate_every=2", "--train.local_iterations=20",
-                                          "--train.lr=0.02"});
+                                          "--train.optimizer=adam", "--train.lr=0.002"});
   EXPECT_LE(relative_difference(trace::ResultsFile::read_model(file, "model"),
                                 trace::ResultsFile::read_model(uniform, "model")),
             1e-5);
@@ -410,10 +341,12 @@ TEST_F(Methods, SplitFedV2WithOneDeviceIsSlAndServesDevicesInTheSeededOrder) {
 }
 
 TEST_F(Methods, EveryMethodLearns) {
-  for (const char* method : {"fl", "sl", "sfl", "pipar", "sfl2"}) {
+  for (const char* method : {"fl", "sl", "sfl", "pipar", "sfl2", "psl"}) {
+    // Adam at 0.002 learns this problem from any seed; SGD at 0.05 with momentum 0.9
+    // diverges from some (a threshold that held for one seed's draws only).
     const auto file = run(3, std::string("learn_") + method,
                           {std::string("--experiment.method=") + method, "--experiment.rounds=5",
-                           "--train.local_iterations=20"});
+                           "--train.local_iterations=20", "--train.optimizer=adam", "--train.lr=0.002"});
     const auto rounds = trace::ResultsFile::read_rounds(file);
     ASSERT_EQ(rounds.size(), 5u) << method;
     // Ten classes: chance is 0.1.

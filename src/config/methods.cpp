@@ -156,6 +156,21 @@ std::vector<MethodTraits> build_table() {
   sfl2.noise = NoiseTarget::activations;
   sfl2.privacy_mechanisms = {"none", "gaussian", "laplace"};
 
+  MethodTraits& psl = rows.emplace_back();
+  psl.name = "psl";
+  psl.summary = "parallel split learning: every device at once; one server part takes mini-batch b of every "
+                "device as one batch; device parts never averaged";
+  psl.splits_model = true;
+  psl.serves_batches_together = true;
+  psl.sends_gradients = true;
+  psl.personalised_always = true;
+  psl.simulatable = true;
+  psl.checkpointable = true;
+  psl.noise = NoiseTarget::activations;
+  psl.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  psl.personalised_refusal = "psl keeps each device's part anyway (device parts are never averaged); "
+                             "set train.personalised = false";
+
   rows.push_back(adasplit_row());
   rows.push_back(transfer_row());
   return rows;

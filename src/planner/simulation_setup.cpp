@@ -32,13 +32,13 @@ using train::Orchestrator;
 
 namespace {
 
-// Layers [first, last) at 0..batch samples, timed from `rank`'s profile (its medians
+// Layers [first, last) at 0..most samples, timed from `rank`'s profile (its medians
 // times its stage factor, stretched by `stretch`), or, with a compute rate (devices.flops), paced: FLOPs / rate, their work
 // the profile's time. Threads: the rank's intra-op threads (the cores its work asks for).
 sim::SimulatedPart simulated_part(const sim::Profile& profile, const sim::RankProfile& rank,
                                    const std::vector<model::LayerStats>& stats, std::size_t first, std::size_t last,
                                    bool input_needs_gradient, const TrainingSettings& settings, double stretch,
-                                   std::optional<double> rate, int threads) {
+                                   std::optional<double> rate, int threads, std::int64_t most) {
   const model::PartCost cost = model::part_cost(stats, first, last, input_needs_gradient);
   sim::SimulatedPart part;
   part.stretch = rate ? 1.0 : stretch;
@@ -46,7 +46,7 @@ sim::SimulatedPart simulated_part(const sim::Profile& profile, const sim::RankPr
   part.threads = threads;
   part.wake_s = rank.wake_s;
   part.step_flops = step_flops(cost.parameters, settings);
-  for (std::int64_t n = 0; n <= settings.batch_size; ++n) {
+  for (std::int64_t n = 0; n <= most; ++n) {
     const auto samples = static_cast<double>(n);
     part.forward_flops.push_back(samples * cost.forward_per_sample);
     part.backward_flops.push_back(samples * cost.backward_per_sample);
@@ -252,13 +252,16 @@ sim::SimulationInput simulation_input(const PlanSpec& spec, const sim::Profile& 
     device.uplink = own.uplink;
     device.downlink = own.downlink;
     device.part = simulated_part(profile, rank_profile(profile, d), stats, 0, split, false, settings, own.slowdown,
-                                 own.flops_per_second, spec.device_threads);
+                                 own.flops_per_second, spec.device_threads, settings.batch_size);
     device.activation_bytes_per_sample = split == 0 ? settings.model.input.elements() * 4
                                                     : stats[split - 1].activation_bytes_per_sample;
     device.part_state_values = model::part_cost(stats, 0, split, false).state_values;
     if (method.splits_model) {  // without gradients sent back the server part's input needs none
+      // psl: the server part takes every device's mini-batch at once.
+      const std::int64_t most =
+          settings.batch_size * (method.serves_batches_together ? static_cast<std::int64_t>(spec.devices.size()) : 1);
       device.server = simulated_part(profile, server, stats, split, layers, method.sends_gradients, settings, 1.0,
-                                     std::nullopt, server_threads);
+                                     std::nullopt, server_threads, most);
     }
     input.devices.push_back(std::move(device));
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -28,7 +29,7 @@ class RoundSimulation {
       : in_(input), method_(method_traits(input.method)), devices_(static_cast<int>(input.devices.size())),
         record_(std::move(record)) {
     const int round = record_.round();
-    aggregates_ = aggregates_after(input, round);
+    aggregates_ = method_.averages && aggregates_after(input, round);  // psl averages nothing
     state_.resize(static_cast<std::size_t>(devices_));
     const int streams = server_stream_count(input);
     stream_free_ns_.assign(static_cast<std::size_t>(streams), 0);
@@ -200,6 +201,7 @@ class RoundSimulation {
   // (docs/explanation/simulator.md, "Schedules"). With several streams the main thread
   // only receives and queues, so arrival order is the bytes'.
   void arrive(const Pending& p) {
+    if (method_.serves_batches_together) return gather(p);
     const auto d = static_cast<std::size_t>(p.device - 1);
     // sfl2: a device's receive is posted when its turn in the order comes.
     const bool not_its_turn = !order_.empty() && (order_at_ >= order_.size() || order_[order_at_] != p.device);
@@ -252,6 +254,31 @@ class RoundSimulation {
       if (order_at_ < order_.size()) post_next_receive(order_[order_at_], t);
     }
     push(t, What::server_free, static_cast<int>(stream));
+  }
+
+  // psl: mini-batch b of every device that has one, served as one batch once the last of
+  // them is in (a device sends its next only after this one's gradient): one forward and
+  // backward of the one server part on all their samples, the gradients out to each
+  // device, then the step.
+  void gather(const Pending& p) {
+    std::vector<Pending>& waiting = together_[p.batch];
+    waiting.push_back(p);
+    int expected = 0;
+    for (const SimulatedDevice& dev : in_.devices) expected += dev.batches > p.batch ? 1 : 0;
+    if (static_cast<int>(waiting.size()) < expected) return;
+    std::sort(waiting.begin(), waiting.end(), [](const Pending& a, const Pending& b) { return a.device < b.device; });
+    const SimulatedPart& server = device(waiting.front().device).server;  // one split for all
+    const std::int64_t n = in_.batch_size * static_cast<std::int64_t>(waiting.size());
+    std::int64_t t = record_.compute(0, EventKind::forward, std::max(p.t, server_free_ns()), forward_stage(server, n), p.batch, 0);
+    t = record_.compute(0, EventKind::backward, t, backward_stage(server, n), p.batch, 0);
+    for (const Pending& upload : waiting) {
+      const std::int64_t arrival = record_.transfer(0, upload.device, MessageType::gradient,
+                                                    in_.batch_size * device(upload.device).activation_bytes_per_sample,
+                                                    t, p.batch, 0);
+      push(arrival, What::device_gradient, upload.device, p.batch, 0);
+    }
+    stream_free_ns_.front() = record_.compute(0, EventKind::step, t, step_stage(server), p.batch);
+    together_.erase(p.batch);
   }
 
   // sfl2: past the devices in the order whose micro-batches are all served.
@@ -329,6 +356,7 @@ class RoundSimulation {
   std::vector<int> order_;     // sfl2: the order the server serves the devices in this round
   std::size_t order_at_ = 0;   // sfl2: the device being served (index into order_)
   std::vector<std::int64_t> unserved_;  // sfl2: per device, micro-batches not served yet
+  std::map<int, std::vector<Pending>> together_;  // psl: per mini-batch, the uploads in so far
 };
 
 // The inputs of the later plans' rounds: the run's, each device cut as the plan cuts it.

@@ -33,6 +33,7 @@ const std::vector<Registered>& registry() {
       {"sfl", plain<SplitLearning>()},
       {"pipar", plain<SplitLearning>()},
       {"sfl2", plain<SplitLearning>()},
+      {"psl", plain<SplitLearning>()},
       {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };

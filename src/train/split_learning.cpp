@@ -49,7 +49,7 @@ SplitLearning::SplitLearning(const Settings& settings, int rank, int devices, MP
   }
   if (traits_.server_replicas) server_streams_ = static_cast<int>(settings.train.server_streams);
   if (traits_.takes_turns) batches_per_turn_ = settings.sl.batches_per_turn;
-  personalised_ = settings.train.personalised;
+  personalised_ = settings.train.personalised || traits_.personalised_always;
   server_threads_ = static_cast<int>(settings.train.server_threads);
   if (rank == 0) {
     const int replicas = one_server_part() ? 1 : devices;
@@ -95,6 +95,7 @@ void SplitLearning::run_round(const RoundContext& context) {
   if (rank_ != 0) return train_device_round(context);
   if (traits_.takes_turns) return serve_sequential_round(context);
   if (traits_.serves_in_device_order) return serve_in_device_order(context);
+  if (traits_.serves_batches_together) return serve_batches_together(context);
   serve_parallel_round(context);
 }
 
@@ -209,6 +210,69 @@ void SplitLearning::serve_in_device_order(const RoundContext& context) {
     serve_devices(context, {{device, micro_batches.at(device)}});
   }
   if (settings_.aggregates_after(context.round)) aggregate(context);
+}
+
+// psl: mini-batch b of every device that has one is one batch of the one server part.
+// The server waits for all of them (a device that finished its round's batches is not
+// waited for), then serves them together (serve_concatenated). Nothing is averaged.
+void SplitLearning::serve_batches_together(const RoundContext& context) {
+  const std::map<int, std::int64_t> batches = round_micro_batches();  // psl: one micro-batch per mini-batch
+  std::int64_t most = 0;
+  for (const auto& [device, count] : batches) most = std::max(most, count);
+  for (std::int64_t b = 0; b < most; ++b) {
+    std::map<int, std::int64_t> present;
+    for (const auto& [device, count] : batches) {
+      if (count > b) present[device] = 1;
+    }
+    std::map<int, net::Message> uploads;  // by device: concatenated in device order
+    serve_in_arrival_order(context, net::MessageKind::activation, present, "activation upload",
+                           [&](int device, net::Message& message) { uploads.emplace(device, std::move(message)); });
+    serve_concatenated(context, static_cast<int>(b), uploads);
+  }
+}
+
+// One forward, loss, backward and step of the one server part on the devices'
+// activations concatenated: the loss is the mean over all their samples, so the step is
+// the whole batch's. Device d's slice of the input's gradient, times the batch's samples
+// over its own, is the gradient of its own mini-batch's mean loss, which its part steps
+// on as it would against the server part alone (one device: sl's step). The gradients
+// leave before the step, which they do not depend on.
+void SplitLearning::serve_concatenated(const RoundContext& context, int batch, std::map<int, net::Message>& uploads) {
+  ServerPart& server = server_parts_.front();
+  const model::PartCost& cost = server_costs_.front();  // one split for all (validation)
+  std::vector<torch::Tensor> activations, labels;
+  std::vector<std::int64_t> sizes;
+  for (auto& [device, message] : uploads) {
+    auto [activation, label] = activation_from(message);
+    sizes.push_back(activation.size(0));
+    activations.push_back(std::move(activation));
+    labels.push_back(std::move(label));
+  }
+  const torch::Tensor input = torch::cat(activations).requires_grad_(true);
+  const std::int64_t samples = input.size(0);
+  torch::Tensor loss;
+  {
+    auto stage = compute_stage(context, EventKind::forward, batch, 0, static_cast<double>(samples) * cost.forward_per_sample);
+    loss = batch_loss(server.part->forward(input), torch::cat(labels), samples);
+  }
+  {
+    auto stage = compute_stage(context, EventKind::backward, batch, 0, static_cast<double>(samples) * cost.backward_per_sample);
+    loss.backward();
+  }
+  const std::vector<torch::Tensor> gradients = input.grad().split_with_sizes(sizes);
+  std::size_t i = 0;
+  for (auto& [device, message] : uploads) {
+    const net::MessageHeader& h = message.header;
+    net::MessageHeader header = header_for(net::MessageKind::gradient, h.round, h.batch, h.micro_batch, h.micro_batches);
+    const torch::Tensor own = gradients[i] * (static_cast<double>(samples) / static_cast<double>(sizes[i]));
+    context.transport.send(device, header, tensor_payload(own.contiguous(), header)).detach();
+    ++i;
+  }
+  if (server.optimizer) {
+    auto stage = compute_stage(context, EventKind::step, batch, -1, step_flops(cost.parameters, settings_));
+    server.optimizer->step();
+    server.optimizer->zero_grad();
+  }
 }
 
 // The device part goes from device to device, turn by turn (sim::sl_turns). Turns of

@@ -14,8 +14,13 @@
 //  - sfl2  (SplitFed V2, Thapa et al. 2022): all devices train at once, but one server
 //          part serves them, one device's whole round at a time, the devices in a seeded
 //          random order each round (sim::device_serving_order); the device parts are
-//          averaged as in sfl, the server part is the one part and is not averaged.
-// train.personalised: each device keeps its own device part (sfl, pipar: not averaged,
+//          averaged as in sfl, the server part is the one part and is not averaged;
+//  - psl   (parallel split learning, Jeon & Kim 2020; EPSL's phi = 0, Lin et al. 2024):
+//          all devices train at once, one server part takes mini-batch b of every device
+//          as one batch (their activations concatenated): one forward, one loss, one
+//          backward, one step; each device gets the gradient of its own mini-batch's
+//          mean loss; the device parts are never averaged (each device keeps its own).
+// train.personalised (psl: always): each device keeps its own device part (sfl, pipar: not averaged,
 // nothing sent for it; sl: not handed over, a one-byte control word starts a device's
 // turn); the server side stays shared (replicas averaged; sl's one part). Device d is
 // scored with its own part followed by the server part (evaluate_personalised).
@@ -33,7 +38,7 @@ class StateDescription;
 
 class SplitLearning : public Method {
  public:
-  // sl, sfl, sfl2 and pipar: what the method's row of the method table says (turns,
+  // sl, sfl, sfl2, pipar and psl: what the method's row of the method table says (turns,
   // replicas, device order, micro-batches, averaging) decides the schedule.
   SplitLearning(const Settings& settings, int rank, int devices, MPI_Comm comm);
   void run_round(const RoundContext& context) override;
@@ -55,7 +60,7 @@ class SplitLearning : public Method {
   };
 
   int micro_batches_for(int device) const;
-  // The server part that serves device d: its replica (sfl, pipar) or the one part (sl, sfl2).
+  // The server part that serves device d: its replica (sfl, pipar) or the one part (sl, sfl2, psl).
   ServerPart& server_for(int device);
   bool one_server_part() const { return !traits_.server_replicas; }
   std::size_t split_for(int device) const;
@@ -70,6 +75,8 @@ class SplitLearning : public Method {
   void serve_parallel_round(const RoundContext& context);
   void serve_sequential_round(const RoundContext& context);
   void serve_in_device_order(const RoundContext& context);
+  void serve_batches_together(const RoundContext& context);
+  void serve_concatenated(const RoundContext& context, int batch, std::map<int, net::Message>& uploads);
   // Every device's micro-batches in a round, by device.
   std::map<int, std::int64_t> round_micro_batches() const;
   void serve_devices(const RoundContext& context, const std::map<int, std::int64_t>& micro_batches);
@@ -87,7 +94,7 @@ class SplitLearning : public Method {
   std::vector<std::size_t> splits_;  // per device
   int server_streams_ = 1;  // train.server_streams (sfl, pipar); sl has one replica, one stream
   std::int64_t batches_per_turn_ = 0;  // sl.batches_per_turn (0: a device's whole round)
-  bool personalised_ = false;          // train.personalised
+  bool personalised_ = false;          // train.personalised, or a method that always is
   int server_threads_ = 1;  // train.server_threads, shared out among the streams
   model::PartCost device_cost_;      // device: FLOPs of its part
   std::vector<model::PartCost> server_costs_;  // server: of each device's server part

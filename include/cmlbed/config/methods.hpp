@@ -32,6 +32,8 @@ struct MethodTraits {
   bool server_replicas = false;    // a server part per device, served at once (train.server_streams)
   bool serves_in_device_order = false;  // one server part serves one device's mini-batches at a time,
                                         // devices in a seeded random order (sim::device_serving_order)
+  bool serves_batches_together = false;  // one server part takes mini-batch b of every device as one
+                                         // batch, the devices' activations concatenated (psl)
   bool micro_batches = false;      // mini-batches are cut into pipar.micro_batches pieces
   bool averages = false;           // models averaged every train.aggregate_every rounds
   bool local_phase = false;        // local rounds (adasplit.local_fraction) before global ones
