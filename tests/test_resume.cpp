@@ -56,7 +56,7 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 // the rate; fl trains the whole model on the device, sl one device at a time).
 std::string paced(const std::string& method) {
   static const std::map<std::string, std::string> mflops = {
-      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"sl", "80"}, {"adasplit", "130"}};
+      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"psl", "40"}, {"sl", "80"}, {"adasplit", "130"}};
   return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
 }
 
