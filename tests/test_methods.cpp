@@ -40,6 +40,7 @@
 #include "cmlbed/train/local_training.hpp"
 #include "cmlbed/train/method_registry.hpp"
 #include "cmlbed/train/tensor_codec.hpp"
+#include "known_server_profile.hpp"
 #include "method_runs.hpp"
 
 namespace cmlbed::train {
@@ -222,30 +223,10 @@ TEST_F(Methods, DevicesMaySplitAtDifferentLayersAndAggregateLess) {
             1e-5);
 }
 
-// A profile of a server of known speed for `options`' model: 1 ns per forward FLOP and
-// sample (1 GFLOP/s), backward twice that; the devices are paced (devices.flops), so the
-// server is all the planner needs to have measured.
-std::string known_server_profile(const std::vector<std::string>& options) {
-  sim::Profile profile;
-  const Config config = config_of(with(options));
-  profile.model = "lenet";
-  profile.dataset = "synthetic";
-  profile.optimizer = "sgd";
-  profile.batch_sizes = {1, 16};
-  profile.measured_at = "2026-12-07T00:00:00Z";
-  profile.host = "none: written by test_methods";
-  profile.cmlbed_version = "test";
-  sim::RankProfile server;
-  server.role = "server";
-  for (const model::LayerStats& layer : model::layer_stats(model_options(config))) {
-    const double per_sample = static_cast<double>(layer.flops_per_sample) * 1e-9;
-    server.layers.push_back({layer.name, layer.parameters, layer.flops_per_sample, layer.activation_bytes_per_sample,
-                             {per_sample, 16 * per_sample}, {2 * per_sample, 32 * per_sample}, 1e-6});
-  }
-  server.aggregate_s_per_parameter = 1e-9;
-  profile.ranks = {server};
+// known_server_profile of `options`' model, written to a file for --plan.profile.
+std::string known_server_profile_file(const std::vector<std::string>& options) {
   const std::string path = temp_file("known_server") + ".json";
-  sim::write_profile(path, profile);
+  sim::write_profile(path, known_server_profile(config_of(with(options))));
   return path;
 }
 
@@ -270,7 +251,7 @@ TEST_F(Methods, ReplanningMovesTheSplitWhenTheLinkChangesAndKeepsTheWeights) {
                                    "--network.downlink_rate=1000mbit", "--network.burst=16kb", "--plan.host_cores=0"}) {
     replanned.push_back(option);
   }
-  const std::string profile = known_server_profile(replanned);
+  const std::string profile = known_server_profile_file(replanned);
   replanned.push_back("--plan.profile=" + profile);
   replanned.push_back("--network.uplink_trace=" + trace);
   const std::string file = run(3, "replanned", replanned);

@@ -18,6 +18,7 @@
 #include "cmlbed/planner/auto_plan.hpp"
 #include "cmlbed/planner/parameter_search.hpp"
 #include "cmlbed/planner/simulation_setup.hpp"
+#include "known_server_profile.hpp"
 
 namespace cmlbed::planner {
 namespace {
@@ -33,22 +34,6 @@ std::vector<RawSetting> base_settings() {
           {"plan.host_cores", "0", "test"},           {"pipar.min_micro_batch", "1", "test"}};
 }
 
-// The server's stage lengths: 1 ns per forward FLOP and sample, backward twice that.
-sim::Profile server_profile(const Config& config) {
-  sim::Profile profile;
-  profile.model = "lenet";
-  profile.batch_sizes = {1, 16};
-  sim::RankProfile server;
-  server.role = "server";
-  for (const model::LayerStats& layer : model::layer_stats(model_options(config))) {
-    const double per_sample = static_cast<double>(layer.flops_per_sample) * 1e-9;
-    server.layers.push_back({layer.name, layer.parameters, layer.flops_per_sample, layer.activation_bytes_per_sample,
-                             {per_sample, 16 * per_sample}, {2 * per_sample, 32 * per_sample}, 1e-6});
-  }
-  server.aggregate_s_per_parameter = 1e-9;
-  profile.ranks = {server};
-  return profile;
-}
 
 // The planner's spec of `config` for the three devices every test plans.
 PlanSpec three(const Config& config) { return plan_spec(config, 3); }
@@ -66,7 +51,7 @@ TEST(ParameterSearch, MicroBatchCountsKeepTheModelsSmallestTrainingBatch) {
 
 TEST(ParameterSearch, AlikeDevicesShareTheBestUniformPair) {
   const Config config = Config::resolve(base_settings(), {});
-  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), known_server_profile(config), {300, 300, 300});
   const PlanCandidate& best = result.candidates[result.best];
   EXPECT_EQ(result.passes, 0);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c, (DeviceChoice{best.split, best.micro_batches}));
@@ -124,8 +109,8 @@ TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses)
     const PlanSpec spec = plan_spec(config, static_cast<int>(c.devices));
     const std::vector<std::size_t> samples(c.devices, 300);
     const PlanResult every =
-        search_plan(spec, server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
-    const PlanResult some = search_plan(spec, server_profile(config), samples);
+        search_plan(spec, known_server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
+    const PlanResult some = search_plan(spec, known_server_profile(config), samples);
     EXPECT_EQ(every.skipped, 0U);
     EXPECT_EQ(some.best, every.best);
     EXPECT_EQ(some.choices, every.choices);
@@ -157,7 +142,7 @@ TEST(ParameterSearch, DifferingDevicesEndWhereNoSingleDeviceCanImprove) {
   settings.push_back({"device.3.downlink_rate", "500kbit", "test"});
   settings.push_back({"device.2.flops", "80mflop/s", "test"});       // 4x faster
   const Config config = Config::resolve(settings, {});
-  const sim::Profile profile = server_profile(config);
+  const sim::Profile profile = known_server_profile(config);
   const PlanResult result = search_plan(three(config), profile, {300, 300, 300});
   const PlanCandidate& best = result.candidates[result.best];
   EXPECT_GE(result.passes, 1);
@@ -187,14 +172,14 @@ TEST(ParameterSearch, AlikeDevicesArePlannedAsOneClass) {
     settings.push_back({"device." + std::to_string(d) + ".downlink_rate", "500kbit", "test"});
   }
   const Config config = Config::resolve(settings, {});
-  const PlanResult result = search_plan(plan_spec(config, 6), server_profile(config), {300, 300, 300, 300, 300, 300});
+  const PlanResult result = search_plan(plan_spec(config, 6), known_server_profile(config), {300, 300, 300, 300, 300, 300});
   EXPECT_EQ(result.device_classes, 2U);
   EXPECT_GE(result.passes, 1);
   for (std::size_t d : {1U, 2U}) EXPECT_EQ(result.choices[d], result.choices[0]) << "device " << d + 1;
   for (std::size_t d : {4U, 5U}) EXPECT_EQ(result.choices[d], result.choices[3]) << "device " << d + 1;
 
   const Config alike = Config::resolve(base_settings(), {});
-  const PlanResult shares = search_plan(three(alike), server_profile(alike), {100, 300, 500});
+  const PlanResult shares = search_plan(three(alike), known_server_profile(alike), {100, 300, 500});
   EXPECT_EQ(shares.device_classes, 1U);
   EXPECT_EQ(shares.passes, 0);
 }
@@ -206,7 +191,7 @@ TEST(ParameterSearch, KeepsWhatTheUserFixed) {
   std::vector<DeviceFreedom> freedom(3);
   freedom[0].split = 3;          // device 1: split kept, micro-batches chosen
   freedom[2].micro_batches = 2;  // device 3: micro-batches kept, split chosen
-  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300}, freedom);
+  const PlanResult result = search_plan(three(config), known_server_profile(config), {300, 300, 300}, freedom);
   EXPECT_EQ(result.choices[0].split, 3u);
   EXPECT_EQ(result.choices[2].micro_batches, 2);
 }
@@ -216,11 +201,11 @@ TEST(ParameterSearch, MinSplitKeepsLayersOnTheDevices) {
   settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
   settings.push_back({"plan.min_split", "2", "test"});
   const Config config = Config::resolve(settings, {});
-  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), known_server_profile(config), {300, 300, 300});
   for (const PlanCandidate& c : result.candidates) EXPECT_GE(c.split, 2u);
   for (const DeviceChoice& c : result.choices) EXPECT_GE(c.split, 2u);
   settings.back().value = "99";
-  EXPECT_THROW(search_plan(three(Config::resolve(settings, {})), server_profile(config), {300, 300, 300}), ConfigError);
+  EXPECT_THROW(search_plan(three(Config::resolve(settings, {})), known_server_profile(config), {300, 300, 300}), ConfigError);
 }
 
 // Split learning keeps raw samples on the device unless the user asks otherwise: with
@@ -235,12 +220,12 @@ TEST(ParameterSearch, RawSamplesStayOnTheDevicesByDefault) {
                  settings.end());
   const Config config = Config::resolve(settings, {});
   EXPECT_EQ(config.integer("plan.min_split"), 1);
-  for (const DeviceChoice& c : search_plan(three(config), server_profile(config), {300, 300, 300}).choices) {
+  for (const DeviceChoice& c : search_plan(three(config), known_server_profile(config), {300, 300, 300}).choices) {
     EXPECT_GE(c.split, 1u);
   }
   settings.push_back({"plan.min_split", "0", "test"});
   const Config centralised = Config::resolve(settings, {});
-  for (const DeviceChoice& c : search_plan(three(centralised), server_profile(centralised), {300, 300, 300}).choices) {
+  for (const DeviceChoice& c : search_plan(three(centralised), known_server_profile(centralised), {300, 300, 300}).choices) {
     EXPECT_EQ(c.split, 0u) << "the test's premise: split 0 predicts the shortest round here";
   }
 }
@@ -258,7 +243,7 @@ TEST(ParameterSearch, MinMicroBatchBoundsTheCandidates) {
     const Config config = Config::resolve(
         overridden(base_settings(), {{"pipar.min_micro_batch", c.smallest, "test"}, {"train.batch_size", c.batch, "test"}}),
         {});
-    const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300}, {}, std::nullopt,
+    const PlanResult result = search_plan(three(config), known_server_profile(config), {300, 300, 300}, {}, std::nullopt,
                                           Search::every_candidate);
     std::set<int> seen;
     for (const PlanCandidate& candidate : result.candidates) seen.insert(candidate.micro_batches);
@@ -287,8 +272,8 @@ TEST(ParameterSearch, PrefersPlansThatKeepPace) {
         overridden(base_settings(), {{"devices.flops", rate, "test"}, {"plan.host_cores", "1", "test"}}), {});
     const PlanSpec spec = plan_spec(config, 12);
     const std::vector<std::size_t> samples(12, 300);
-    const PlanResult every = search_plan(spec, server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
-    const PlanResult some = search_plan(spec, server_profile(config), samples);
+    const PlanResult every = search_plan(spec, known_server_profile(config), samples, {}, std::nullopt, Search::every_candidate);
+    const PlanResult some = search_plan(spec, known_server_profile(config), samples);
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < every.candidates.size(); ++i) {
       if (!best || better_plan(every.candidates[i], every.candidates[*best])) best = i;
@@ -309,7 +294,7 @@ TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
   const std::vector<RawSetting> file = base_settings();
   const Settings autos = Config::resolve(file, {{"model.split", "auto", "command line"},
                                                 {"pipar.micro_batches", "auto", "command line"}});
-  const sim::Profile profile = server_profile(autos.config());
+  const sim::Profile profile = known_server_profile(autos.config());
   const PlanResult searched = search_plan(three(autos.config()), profile, device_sample_counts(autos, 3));
   const AutoChoice choice = choose_auto_from(autos, profile, 3);
   EXPECT_FALSE(choice.settings.any_auto(3));
@@ -329,7 +314,7 @@ TEST(AutoPlan, ChoosesWhatTheSearchChoosesWithoutMpi) {
 // are paced by their FLOPs).
 TEST(SimulationSetup, AProfilesStageFactorLengthensTheComputeItTimes) {
   const Config config = Config::resolve(base_settings(), {});
-  sim::Profile profile = server_profile(config);
+  sim::Profile profile = known_server_profile(config);
   const PlanSpec spec = three(config);
   const sim::SimulationInput plain = simulation_input(spec, profile, {48, 48, 48});
   profile.ranks[0].stage_factor = 1.25;
@@ -348,7 +333,7 @@ TEST(ParameterSearch, SplitFedHasOneMicroBatch) {
   settings.push_back({"device.3.uplink_rate", "250kbit", "test"});
   settings[0].value = "sfl";
   const Config config = Config::resolve(settings, {});
-  const PlanResult result = search_plan(three(config), server_profile(config), {300, 300, 300});
+  const PlanResult result = search_plan(three(config), known_server_profile(config), {300, 300, 300});
   for (const PlanCandidate& c : result.candidates) EXPECT_EQ(c.micro_batches, 1);
   for (const DeviceChoice& c : result.choices) EXPECT_EQ(c.micro_batches, 1);
 }
@@ -363,7 +348,7 @@ TEST(ParameterSearch, LinksHeldAtAMomentPlanAsConstantLinksOfThatRate) {
   }
   const auto with = [&](const std::vector<RawSetting>& overrides) { return Config::resolve(base_settings(), overrides); };
   const Config traced = with({{"network.uplink_trace", trace, "test"}});
-  const sim::Profile profile = server_profile(traced);
+  const sim::Profile profile = known_server_profile(traced);
   const std::vector<std::size_t> samples = {300, 300, 300};
   const auto same = [&](const PlanResult& a, const PlanResult& b) {
     EXPECT_EQ(a.choices, b.choices);

@@ -76,9 +76,9 @@ MethodTraits transfer_row() {
 }
 
 std::vector<MethodTraits> build_table() {
-  std::vector<MethodTraits> rows;
+  std::vector<MethodTraits> table;
 
-  MethodTraits& fl = rows.emplace_back();
+  MethodTraits& fl = table.emplace_back();
   fl.name = "fl";
   fl.summary = "federated averaging: each device trains the whole model, the server averages the models";
   fl.averages = true;
@@ -88,7 +88,7 @@ std::vector<MethodTraits> build_table() {
   fl.privacy_mechanisms = {"none", "gaussian"};  // DP-FedAvg is Gaussian
   fl.personalised_refusal = "fl trains the whole model on every device and has no device part to keep";
 
-  MethodTraits& sl = rows.emplace_back();
+  MethodTraits& sl = table.emplace_back();
   sl.name = "sl";
   sl.summary = "split learning: the devices take turns, one device part handed from device to device";
   sl.splits_model = true;
@@ -110,7 +110,7 @@ std::vector<MethodTraits> build_table() {
             0, 1e9),
   };
 
-  MethodTraits& sfl = rows.emplace_back();
+  MethodTraits& sfl = table.emplace_back();
   sfl.name = "sfl";
   sfl.summary = "SplitFed: every device at once, each with its own server replica; parts and replicas averaged";
   sfl.splits_model = true;
@@ -124,7 +124,7 @@ std::vector<MethodTraits> build_table() {
   sfl.noise = NoiseTarget::activations;
   sfl.privacy_mechanisms = {"none", "gaussian", "laplace"};
 
-  MethodTraits& pipar = rows.emplace_back(sfl);
+  MethodTraits& pipar = table.emplace_back(sfl);
   pipar.name = "pipar";
   pipar.summary = "PiPar: SplitFed with mini-batches cut into micro-batches that pipeline compute and links";
   pipar.micro_batches = true;
@@ -141,7 +141,7 @@ std::vector<MethodTraits> build_table() {
             1, 65536),
   };
 
-  MethodTraits& sfl2 = rows.emplace_back();
+  MethodTraits& sfl2 = table.emplace_back();
   sfl2.name = "sfl2";
   sfl2.summary = "SplitFed V2: every device at once; one server part serves them one device at a time, "
                  "in a seeded random order; device parts averaged";
@@ -156,7 +156,7 @@ std::vector<MethodTraits> build_table() {
   sfl2.noise = NoiseTarget::activations;
   sfl2.privacy_mechanisms = {"none", "gaussian", "laplace"};
 
-  MethodTraits& psl = rows.emplace_back();
+  MethodTraits& psl = table.emplace_back();
   psl.name = "psl";
   psl.summary = "parallel split learning: every device at once; one server part takes mini-batch b of every "
                 "device as one batch; device parts never averaged";
@@ -171,9 +171,9 @@ std::vector<MethodTraits> build_table() {
   psl.personalised_refusal = "psl keeps each device's part anyway (device parts are never averaged); "
                              "set train.personalised = false";
 
-  rows.push_back(adasplit_row());
-  rows.push_back(transfer_row());
-  return rows;
+  table.push_back(adasplit_row());
+  table.push_back(transfer_row());
+  return table;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "cmlbed/config/settings.hpp"
 
 #include <set>
-#include <type_traits>
 #include <vector>
 
 #include "cmlbed/config/option_binding.hpp"
@@ -54,8 +53,9 @@ Settings::Settings(const Config& config) : config_(std::make_shared<const Config
 
 Settings Settings::with_chosen_at(const void* field, std::int64_t uniform,
                                const std::vector<std::int64_t>& per_device) const {
-  const std::string& name = option_of_field(*this, field).name;
-  if (!find_option(name)->allows_auto) throw std::logic_error("settings: " + name + " cannot be auto");
+  const OptionSpec& spec = option_of_field(*this, field);
+  const std::string& name = spec.name;
+  if (!spec.allows_auto) throw std::logic_error("settings: " + name + " cannot be auto");
   const std::string origin = "the planner (auto)";
   std::vector<RawSetting> chosen;
   const bool all_auto = config_->text(name) == "auto";
@@ -96,10 +96,9 @@ std::string Settings::said(const void* field, int device) const {
 bool Settings::user_set(const void* field) const { return config_->user_set(option_of_field(*this, field).name); }
 
 const void* Settings::field_of(const std::string& name) const {
-  for (const OptionSpec* spec : bindings()) {
-    if (spec->name == name) return spec->binding->field(*this);
-  }
-  throw std::logic_error("settings: no option " + name);
+  const OptionSpec* spec = find_option(name);
+  if (spec == nullptr) throw std::logic_error("settings: no option " + name);
+  return spec->binding->field(*this);
 }
 
 }  // namespace cmlbed
