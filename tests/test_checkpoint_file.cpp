@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cmlbed/run/checkpoint_table.hpp"
 #include "cmlbed/trace/checkpoint_file.hpp"
 #include "cmlbed/trace/round_columns.hpp"
 #include "cmlbed/trace/hdf5_handles.hpp"
@@ -205,7 +206,7 @@ TEST_F(CheckpointFileTest, ReopenedResultsFileContinuesAfterTheCheckpoint) {
       results.set_summary({{"rounds", round + 1.0}});
       if (round == 1) at_checkpoint = results.row_counts();
     }
-    results.record_checkpoint({2, 4096, 0.25}, "run.h5.ckpt");
+    run::record_checkpoint(results, {2, 4096, 0.25}, "run.h5.ckpt");
     results.write_model("model", {1.0f, 2.0f});
     results.mark_interrupted("SIGTERM", 3);
     results.close();
@@ -217,7 +218,7 @@ TEST_F(CheckpointFileTest, ReopenedResultsFileContinuesAfterTheCheckpoint) {
     EXPECT_EQ(results.row_counts().rounds, 2u);
     for (int rank = 0; rank < kRanks; ++rank) results.append_events(rank, events_of(rank, 2));
     results.append_round(sample_round(2, 0.7));
-    results.record_checkpoint({3, 4096, 0.5}, "run.h5.ckpt");
+    run::record_checkpoint(results, {3, 4096, 0.5}, "run.h5.ckpt");
     results.close();
   }
   const auto rounds = ResultsFile::read_rounds(path);
@@ -234,7 +235,7 @@ TEST_F(CheckpointFileTest, ReopenedResultsFileContinuesAfterTheCheckpoint) {
   EXPECT_EQ(ResultsFile::read_string_attribute(path, "config"), "[experiment]\nrounds = 5\n");
   EXPECT_THROW(ResultsFile::read_string_attribute(path, "interrupted"), Hdf5Error);
   EXPECT_THROW(ResultsFile::read_model(path, "model"), Hdf5Error);
-  const auto checkpoints = ResultsFile::read_checkpoints(path);
+  const auto checkpoints = run::read_checkpoints(path);
   ASSERT_EQ(checkpoints.size(), 2u);
   EXPECT_EQ(checkpoints[1].rounds, 3);
   EXPECT_EQ(checkpoints[1].bytes, 4096);

@@ -423,6 +423,55 @@ TEST_F(ResultsFileTest, EventTablesAreChunkedByTheExpectedRows) {
   EXPECT_THROW(ResultsFile(file("short.h5"), false, info), std::invalid_argument);
 }
 
+// A feature's own table (append_rows / read_rows): a packed compound of the fields it
+// declares, created with its first rows, continued by a reopened file.
+struct SampleRow {
+  std::int32_t id = 0;
+  double value = 0;
+  std::int64_t count = 0;
+};
+const std::vector<RowField> kSampleFields = {{"id", offsetof(SampleRow, id), FieldType::int32},
+                                             {"value", offsetof(SampleRow, value), FieldType::float64},
+                                             {"count", offsetof(SampleRow, count), FieldType::int64}};
+
+TEST_F(ResultsFileTest, FeatureTablesAppendReadBackAndContinueAfterReopening) {
+  const std::string path = file("feature.h5");
+  EXPECT_THROW(ResultsFile::read_rows<SampleRow>(file("none.h5"), "samples", kSampleFields), Hdf5Error);
+  {
+    ResultsFile results(path, false, sample_run_info());
+    EXPECT_TRUE(ResultsFile::read_rows<SampleRow>(path, "samples", kSampleFields).empty());
+    results.append_rows("samples", kSampleFields, std::vector<SampleRow>{{1, 0.5, 10}, {2, 1.5, 20}});
+    results.append_rows("samples", kSampleFields, std::vector<SampleRow>{});
+    EXPECT_THROW(results.append_rows("a/b", kSampleFields, std::vector<SampleRow>{{}}), std::invalid_argument);
+    EXPECT_THROW(results.append_rows("empty", {}, std::vector<SampleRow>{{}}), std::invalid_argument);
+    results.close();
+  }
+  {
+    ResultsFile results = ResultsFile::reopen(path, {0, {0, 0, 0}}, 0, "[experiment]\n");
+    results.append_rows("samples", kSampleFields, std::vector<SampleRow>{{3, 2.5, 30}});
+    results.close();
+  }
+  const auto rows = ResultsFile::read_rows<SampleRow>(path, "samples", kSampleFields);
+  ASSERT_EQ(rows.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rows[static_cast<std::size_t>(i)].id, i + 1);
+    EXPECT_DOUBLE_EQ(rows[static_cast<std::size_t>(i)].value, i + 0.5);
+    EXPECT_EQ(rows[static_cast<std::size_t>(i)].count, 10 * (i + 1));
+  }
+  // Packed in the file: 4 + 8 + 8 bytes, not the struct's padded size.
+  const FileHandle opened = open_with_c_api(path);
+  const auto dataset = owned<DatasetHandle>(H5Dopen2(opened.get(), "/samples", H5P_DEFAULT), "H5Dopen2");
+  const auto type = owned<DatatypeHandle>(H5Dget_type(dataset.get()), "H5Dget_type");
+  EXPECT_EQ(H5Tget_size(type.get()), 20u);
+  // A field the table does not have (a file written before the field existed) reads as 0.
+  const std::vector<RowField> newer = {{"id", offsetof(SampleRow, id), FieldType::int32},
+                                       {"added_later", offsetof(SampleRow, count), FieldType::int64}};
+  const auto older = ResultsFile::read_rows<SampleRow>(path, "samples", newer);
+  ASSERT_EQ(older.size(), 3u);
+  EXPECT_EQ(older[2].id, 3);
+  EXPECT_EQ(older[2].count, 0);
+}
+
 TEST(EventTotals, SumEventsPerRoundLaneKindAndMessage) {
   const std::vector<Event> events = {
       make_event(0, 0, Lane::compute, EventKind::forward, 0, 1'000'000),

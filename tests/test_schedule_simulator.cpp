@@ -430,6 +430,15 @@ TEST(SlTurns, RoundRobinUntilEveryDeviceHasTrainedItsMiniBatches) {
   EXPECT_EQ(sl_turns({2, 2}, 1).size(), 4u);
 }
 
+// psl: mini-batch b is served together by every device that has a b-th, ascending.
+TEST(PslBatches, EachMiniBatchTogetherWithTheDevicesThatHaveIt) {
+  const std::vector<std::vector<int>> expected = {{1, 2, 3}, {1, 3}, {1}};
+  EXPECT_EQ(psl_batches({3, 1, 2}), expected);
+  EXPECT_EQ(psl_batches({0, 2}), (std::vector<std::vector<int>>{{2}, {2}}));
+  EXPECT_TRUE(psl_batches({0, 0}).empty());
+  EXPECT_TRUE(psl_batches({}).empty());
+}
+
 // sfl as above (one stream, a round of 12 s), two rounds; from round 1 on a plan cuts both
 // devices elsewhere: device stages 0.5 s, the server's 1 + 1 + 0.5 s, half the activation.
 // Device 1's activation arrives at 0.5 s, the server serves it in 0.5-3.0 s and device 2's

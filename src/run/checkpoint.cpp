@@ -1,4 +1,5 @@
 #include "cmlbed/run/checkpoint.hpp"
+#include "cmlbed/run/checkpoint_table.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -72,7 +73,7 @@ double write_checkpoint(train::Method& method, int rounds_complete, std::int64_t
   net::gather_blobs(mine, control, [&](int rank, const std::string& bytes) { writer.add_state(rank, bytes); });
   const std::uint64_t bytes = writer.commit();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  results.record_checkpoint({rounds_complete, static_cast<std::int64_t>(bytes), seconds},
+  record_checkpoint(results, {rounds_complete, static_cast<std::int64_t>(bytes), seconds},
                             std::filesystem::path(path).filename().string());
   results.flush();
   return seconds;

@@ -43,6 +43,11 @@ class RoundSimulation {
       for (const SimulatedDevice& dev : input.devices) batches.push_back(dev.batches);
       turns_ = sl_turns(batches, input.sl_batches_per_turn);
     }
+    if (method_.serves_batches_together) {
+      std::vector<std::int64_t> batches;
+      for (const SimulatedDevice& dev : input.devices) batches.push_back(dev.batches);
+      together_ = psl_batches(batches);
+    }
     if (method_.serves_in_device_order) {
       order_ = device_serving_order(input.seed, round, devices_);
       for (const SimulatedDevice& dev : input.devices) unserved_.push_back(dev.batches * dev.micro_batches);
@@ -256,16 +261,14 @@ class RoundSimulation {
     push(t, What::server_free, static_cast<int>(stream));
   }
 
-  // psl: mini-batch b of every device that has one, served as one batch once the last of
-  // them is in (a device sends its next only after this one's gradient): one forward and
-  // backward of the one server part on all their samples, the gradients out to each
-  // device, then the step.
+  // psl: mini-batch b of the devices psl_batches lists (the runtime's rule too), served
+  // as one batch once the last of them is in (a device sends its next only after this
+  // one's gradient): one forward and backward of the one server part on all their
+  // samples, the gradients out to each device, then the step.
   void gather(const Pending& p) {
-    std::vector<Pending>& waiting = together_[p.batch];
+    std::vector<Pending>& waiting = arrived_together_[p.batch];
     waiting.push_back(p);
-    int expected = 0;
-    for (const SimulatedDevice& dev : in_.devices) expected += dev.batches > p.batch ? 1 : 0;
-    if (static_cast<int>(waiting.size()) < expected) return;
+    if (waiting.size() < together_[static_cast<std::size_t>(p.batch)].size()) return;
     std::sort(waiting.begin(), waiting.end(), [](const Pending& a, const Pending& b) { return a.device < b.device; });
     const SimulatedPart& server = device(waiting.front().device).server;  // one split for all
     const std::int64_t n = in_.batch_size * static_cast<std::int64_t>(waiting.size());
@@ -278,7 +281,7 @@ class RoundSimulation {
       push(arrival, What::device_gradient, upload.device, p.batch, 0);
     }
     stream_free_ns_.front() = record_.compute(0, EventKind::step, t, step_stage(server), p.batch);
-    together_.erase(p.batch);
+    arrived_together_.erase(p.batch);
   }
 
   // sfl2: past the devices in the order whose micro-batches are all served.
@@ -356,7 +359,8 @@ class RoundSimulation {
   std::vector<int> order_;     // sfl2: the order the server serves the devices in this round
   std::size_t order_at_ = 0;   // sfl2: the device being served (index into order_)
   std::vector<std::int64_t> unserved_;  // sfl2: per device, micro-batches not served yet
-  std::map<int, std::vector<Pending>> together_;  // psl: per mini-batch, the uploads in so far
+  std::vector<std::vector<int>> together_;  // psl: per mini-batch, the devices served together
+  std::map<int, std::vector<Pending>> arrived_together_;  // psl: per mini-batch, the uploads in so far
 };
 
 // The inputs of the later plans' rounds: the run's, each device cut as the plan cuts it.

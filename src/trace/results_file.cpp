@@ -264,7 +264,7 @@ void ResultsFile::close() {
   for (hdf5::DatasetHandle& events : impl.events) events.close("H5Dclose(events in " + where + ")");
   impl.event_totals.close("H5Dclose('/event_totals' in " + where + ")");
   impl.rounds.close("H5Dclose('/rounds' in " + where + ")");
-  impl.checkpoints.close("H5Dclose('/checkpoints' in " + where + ")");
+  for (auto& [name, table] : impl.row_tables) table.dataset.close("H5Dclose('/" + name + "' in " + where + ")");
   impl.file.close("H5Fclose(" + where + ")");
   impl_.reset();
 }

@@ -33,6 +33,11 @@ void ResultsFile::set_root_number(const std::string& name, double value) {
   write_attribute(impl.file.get(), name, H5T_NATIVE_DOUBLE, scalar_space(), &value, impl.where());
 }
 
+void ResultsFile::set_root_integer(const std::string& name, std::int32_t value) {
+  Impl& impl = open_impl();
+  write_attribute(impl.file.get(), name, H5T_NATIVE_INT32, scalar_space(), &value, impl.where());
+}
+
 void ResultsFile::set_root_text(const std::string& name, const std::string& value) {
   Impl& impl = open_impl();
   write_string_attribute(impl.file.get(), name, value, impl.where());

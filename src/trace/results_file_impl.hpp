@@ -1,6 +1,7 @@
 #pragma once
 // What an open ResultsFile holds, shared by the files that implement it (one per part
 // of the file they read and write: results_file_<part>.cpp).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,15 +29,18 @@ struct ResultsFile::Impl {
   hsize_t event_total_rows = 0;
   hdf5::DatasetHandle rounds;
   hsize_t round_rows = 0;
-  hdf5::DatasetHandle checkpoints;  // opened or created with the first checkpoint recorded
-  hsize_t checkpoint_rows = 0;
+  // The features' own tables (append_rows), by name: opened or created with their first rows.
+  struct RowTable {
+    hdf5::DatasetHandle dataset;
+    hsize_t rows = 0;
+  };
+  std::map<std::string, RowTable> row_tables;
   hdf5::DatatypeHandle event_memory_type;
   hdf5::DatatypeHandle round_type;
 
   std::string where() const { return hdf5::quoted(path); }
 };
 
-constexpr const char* kCheckpointsTable = "/checkpoints";
 constexpr const char* kEventTotalsTable = "/event_totals";
 
 // The empty /event_totals table (results_file_event_totals.cpp).

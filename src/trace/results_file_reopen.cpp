@@ -88,13 +88,6 @@ ResultsFile ResultsFile::reopen(const std::string& path, const RowCounts& keep, 
   impl->round_rows = hdf5::row_count(impl->rounds.get(), rounds_what);
   hdf5::truncate_table(impl->rounds.get(), impl->round_rows, keep.rounds, rounds_what);
   impl->round_type = make_full_round_type(impl->round_layout);
-  if (check_bool(H5Lexists(handle, kCheckpointsTable, H5P_DEFAULT), "H5Lexists(/checkpoints)")) {
-    const std::string what = "'/checkpoints' in " + where;
-    impl->checkpoints =
-        owned<DatasetHandle>(H5Dopen2(handle, kCheckpointsTable, H5P_DEFAULT), "H5Dopen2(" + what + ")");
-    impl->checkpoint_rows = hdf5::row_count(impl->checkpoints.get(), what);
-  }
-
   impl->summary = drop_end_of_run(handle, where);
   hdf5::write_string_attribute(handle, "config", config_ini, where);
   record_resumption(handle, resumed_after, where);

@@ -212,18 +212,16 @@ void SplitLearning::serve_in_device_order(const RoundContext& context) {
   if (settings_.aggregates_after(context.round)) aggregate(context);
 }
 
-// psl: mini-batch b of every device that has one is one batch of the one server part.
-// The server waits for all of them (a device that finished its round's batches is not
-// waited for), then serves them together (serve_concatenated). Nothing is averaged.
+// psl: mini-batch b of every device that has one is one batch of the one server part
+// (sim::psl_batches, the simulator's rule too). The server waits for all of them, then
+// serves them together (serve_concatenated). Nothing is averaged.
 void SplitLearning::serve_batches_together(const RoundContext& context) {
-  const std::map<int, std::int64_t> batches = round_micro_batches();  // psl: one micro-batch per mini-batch
-  std::int64_t most = 0;
-  for (const auto& [device, count] : batches) most = std::max(most, count);
-  for (std::int64_t b = 0; b < most; ++b) {
+  std::vector<std::int64_t> batches;  // per device: psl has one micro-batch per mini-batch
+  for (const auto& [device, count] : round_micro_batches()) batches.push_back(count);
+  const std::vector<std::vector<int>> together = sim::psl_batches(batches);
+  for (std::size_t b = 0; b < together.size(); ++b) {
     std::map<int, std::int64_t> present;
-    for (const auto& [device, count] : batches) {
-      if (count > b) present[device] = 1;
-    }
+    for (const int device : together[b]) present[device] = 1;
     std::map<int, net::Message> uploads;  // by device: concatenated in device order
     serve_in_arrival_order(context, net::MessageKind::activation, present, "activation upload",
                            [&](int device, net::Message& message) { uploads.emplace(device, std::move(message)); });

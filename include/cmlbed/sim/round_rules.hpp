@@ -48,6 +48,21 @@ inline std::vector<SlTurn> sl_turns(const std::vector<std::int64_t>& batches, st
   }
 }
 
+// psl: the devices whose mini-batch b is served together, for each b of one round:
+// every device with more than b mini-batches (`batches[d-1]` is device d's count), in
+// ascending order, the order in which their activations are concatenated. The server
+// waits for exactly these; a device that has finished its round is not waited for.
+inline std::vector<std::vector<int>> psl_batches(const std::vector<std::int64_t>& batches) {
+  std::vector<std::vector<int>> together;
+  for (std::size_t d = 0; d < batches.size(); ++d) {
+    for (std::int64_t b = 0; b < batches[d]; ++b) {
+      if (together.size() <= static_cast<std::size_t>(b)) together.resize(static_cast<std::size_t>(b) + 1);
+      together[static_cast<std::size_t>(b)].push_back(static_cast<int>(d) + 1);
+    }
+  }
+  return together;
+}
+
 // sfl2 (SplitFed V2): the order in which the one server part serves the devices in
 // `round` (0-based), a permutation of 1..devices drawn from (seed, round). Fisher-Yates
 // over splitmix64, written out so that the runtime and the simulator draw the same order

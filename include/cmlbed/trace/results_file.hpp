@@ -4,9 +4,12 @@
 // layout is specified in docs/reference/results-format.md. The driver appends and flushes once
 // per round, so a run killed part-way leaves a file in which every flushed round is
 // readable.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,11 +47,16 @@ struct RowCounts {
   std::vector<std::uint64_t> events;
 };
 
-// One checkpoint written (a row of /checkpoints).
-struct CheckpointRecord {
-  std::int32_t rounds = 0;  // rounds complete at the checkpoint
-  std::int64_t bytes = 0;   // every rank's state together
-  double seconds = 0;       // from the first rank saving to the file renamed, on rank 0
+// The type of one field of a feature's row (ResultsFile::append_rows).
+enum class FieldType { int32, int64, float64 };
+
+// One field of a feature's row struct: its name in the table, where it lies in the
+// struct (offsetof) and its type. A feature lists its fields once and uses the list to
+// write and to read its table (e.g. run/checkpoint_table.hpp).
+struct RowField {
+  const char* name;
+  std::size_t offset;
+  FieldType type;
 };
 
 // One float64 column of a feature's table struct: the dataset's name in the table's
@@ -121,13 +129,21 @@ class ResultsFile {
   // The rows written so far (a checkpoint records them).
   RowCounts row_counts() const;
 
-  // Records a checkpoint that was written: a row of /checkpoints (created with the
-  // first) and the root attributes `checkpoint_rounds` and `checkpoint_file` (the side
-  // file's name, next to this file), which say what `--resume` continues from.
-  void record_checkpoint(const CheckpointRecord& record, const std::string& checkpoint_file);
+  // Appends rows to a feature's own table at the root (e.g. "checkpoints"), a compound
+  // table of `fields`, stored packed; the table is created with the first rows, and a
+  // reopened file continues the one it has. Every call must give the same fields.
+  // Throws std::invalid_argument for a name with '/' or no fields, Hdf5Error when HDF5
+  // fails (also for fields that do not match an existing table).
+  template <typename Row>
+  void append_rows(const std::string& table, const std::vector<RowField>& fields, const std::vector<Row>& rows) {
+    static_assert(std::is_trivially_copyable_v<Row>, "a row is copied into the file byte by byte");
+    append_compound_rows(table, sizeof(Row), fields, rows.data(), rows.size());
+  }
 
   // A float64 root attribute (e.g. privacy_epsilon), replacing one of that name.
   void set_root_number(const std::string& name, double value);
+  // An int32 root attribute (e.g. checkpoint_rounds), replacing one of that name.
+  void set_root_integer(const std::string& name, std::int32_t value);
   // A string root attribute (e.g. emulation), replacing one of that name.
   void set_root_text(const std::string& name, const std::string& value);
 
@@ -176,12 +192,25 @@ class ResultsFile {
   static std::vector<std::pair<std::string, double>> read_summary(const std::string& path);
   static std::vector<float> read_model(const std::string& path, const std::string& name);
   static int read_mpi_size(const std::string& path);
-  static std::vector<CheckpointRecord> read_checkpoints(const std::string& path);
+  // A feature's table written by append_rows; empty when the file has none.
+  template <typename Row>
+  static std::vector<Row> read_rows(const std::string& path, const std::string& table,
+                                    const std::vector<RowField>& fields) {
+    static_assert(std::is_trivially_copyable_v<Row>, "a row is copied out of the file byte by byte");
+    const std::vector<unsigned char> bytes = read_compound_rows(path, table, sizeof(Row), fields);
+    std::vector<Row> rows(bytes.size() / sizeof(Row));
+    if (!rows.empty()) std::memcpy(static_cast<void*>(rows.data()), bytes.data(), bytes.size());
+    return rows;
+  }
   static std::vector<double> read_process_measure(const std::string& path, const std::string& name);
   // Any one-dimensional float64 dataset, by its path in the file (e.g. "/plan/replans/split").
   static std::vector<double> read_float64_dataset(const std::string& path, const std::string& dataset);
 
  private:
+  void append_compound_rows(const std::string& table, std::size_t row_size, const std::vector<RowField>& fields,
+                            const void* rows, std::size_t count);
+  static std::vector<unsigned char> read_compound_rows(const std::string& path, const std::string& table,
+                                                       std::size_t row_size, const std::vector<RowField>& fields);
   struct Impl;
   explicit ResultsFile(std::unique_ptr<Impl> impl);
   // The open file; throws std::logic_error after close() or a move. Also switches off
