@@ -298,7 +298,7 @@ else
 fi
 
 # Bad input: exit status 2, one line.
-for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl, pipar or sfl2" \
+for bad in "--experiment.method=fl --model.split=auto|auto needs experiment.method = sfl, pipar, sfl2 or psl" \
            "--experiment.method=sfl --device.2.micro_batches=auto|only pipar uses micro-batches"; do
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${unplanned[@]}" ${bad%%|*} --output.file="$work/bad.h5" \
     >/dev/null 2>"$work/err"
@@ -308,7 +308,7 @@ done
 "$cmlbed" simulate "${unplanned[@]}" --experiment.method=fl --model.split=auto --devices 2 \
   --profile "$work/profile.json" --output.file="$work/fl-auto.h5" >/dev/null 2>"$work/err"
 status=$?
-((status == 2)) && grep -q "auto needs experiment.method = sfl, pipar or sfl2" "$work/err" || { cat "$work/err"; fail "simulate fl auto: status $status"; }
+((status == 2)) && grep -q "auto needs experiment.method = sfl, pipar, sfl2 or psl" "$work/err" || { cat "$work/err"; fail "simulate fl auto: status $status"; }
 "$cmlbed" simulate "${settings[@]}" --experiment.method=transfer --devices 2 --profile "$work/profile.json" \
   --output.file="$work/transfer.h5" >/dev/null 2>"$work/err"
 status=$?

@@ -187,7 +187,7 @@ TEST(ConfigErrors, InconsistentCombinations) {
   expect_error([] { validate_config(synthetic(cli({{"device.2.split", "auto"}, {"plan.min_split", "8"}})), 4); },
                {"plan.min_split = 8 with device.2.split = auto", "beyond the 7 layers"});
   expect_error([] { validate_config(synthetic(cli({{"experiment.method", "sl"}, {"model.split", "auto"}})), 4); },
-               {"auto needs experiment.method = sfl, pipar or sfl2", "experiment.method = sl"});
+               {"auto needs experiment.method = sfl, pipar, sfl2 or psl", "experiment.method = sl"});
   expect_error([] { validate_config(synthetic(cli({{"device.2.micro_batches", "auto"}})), 4); },
                {"device.2.micro_batches = auto with experiment.method = sfl", "only pipar uses micro-batches"});
   validate_config(synthetic(cli({{"model.split", "auto"}, {"pipar.micro_batches", "auto"},

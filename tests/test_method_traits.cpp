@@ -32,7 +32,7 @@ TEST(MethodTable, TraitsAgreeWithEachOther) {
     EXPECT_FALSE(m.takes_turns && m.server_replicas);
     EXPECT_TRUE(!m.micro_batches || m.server_replicas);  // pipelined replicas
     // The planner's search space: a cut per device (replicas) or one for all (one server part).
-    EXPECT_TRUE(!m.plannable || m.server_replicas || m.serves_in_device_order);
+    EXPECT_TRUE(!m.plannable || m.server_replicas || m.serves_in_device_order || m.serves_batches_together);
     // Devices served in an order: at once, by one server part, their parts then averaged.
     EXPECT_TRUE(!m.serves_in_device_order || (!m.takes_turns && !m.server_replicas && m.averages && m.splits_model));
     EXPECT_FALSE(m.personalisable && m.personalised_always);

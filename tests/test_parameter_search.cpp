@@ -4,6 +4,8 @@
 // than the best uniform pair; values the user fixed are kept.
 #include <gtest/gtest.h>
 
+#include <iomanip>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,7 +76,7 @@ std::vector<RawSetting> overridden(std::vector<RawSetting> settings, const std::
 // Skipping candidates by their lower bound (plan/round_bound.hpp) chooses what simulating
 // every candidate chooses, with the same predictions, on configurations bound by the
 // devices, by the server (fast devices, fast links: there the bound skips), by the links,
-// with devices that differ (step 2 skips too), with server streams, sfl and sfl2, and
+// with devices that differ (step 2 skips too), with server streams, sfl, sfl2 and psl, and
 // timed devices on shared cores; and no simulated round is shorter than its bound.
 TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses) {
   struct Case {
@@ -99,6 +101,11 @@ TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses)
        6},
       {"sfl", {{"experiment.method", "sfl", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
       {"sfl2", {{"experiment.method", "sfl2", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
+      {"psl", {{"experiment.method", "psl", "test"}, {"devices.flops", "2gflop/s", "test"}}, 6},
+      {"psl server-bound",
+       {{"experiment.method", "psl", "test"}, {"devices.flops", "400mflop/s", "test"},
+        {"network.uplink_rate", "1gbit", "test"}, {"network.downlink_rate", "1gbit", "test"}},
+       12},
       {"timed devices on 2 cores",
        {{"devices.flops", "", "test"}, {"devices.slowdown", "3", "test"}, {"plan.host_cores", "2", "test"}}},
   };
@@ -118,7 +125,7 @@ TEST(ParameterSearch, SkippingByBoundChoosesWhatSimulatingEveryCandidateChooses)
     EXPECT_EQ(some.simulations + some.skipped, every.simulations);
     for (std::size_t i = 0; i < every.candidates.size(); ++i) {
       const PlanCandidate& all = every.candidates[i];
-      EXPECT_LE(all.bound_s, all.round_s) << "split " << all.split << ", m = " << all.micro_batches;
+      EXPECT_LE(all.bound_s, all.round_s) << std::setprecision(17) << all.bound_s << " " << all.round_s << " split " << all.split << ", m = " << all.micro_batches;
       EXPECT_GT(all.bound_s, 0.0);
       const PlanCandidate& one = some.candidates[i];
       EXPECT_DOUBLE_EQ(one.bound_s, all.bound_s);

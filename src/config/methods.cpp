@@ -166,6 +166,7 @@ std::vector<MethodTraits> build_table() {
   psl.personalised_always = true;
   psl.simulatable = true;
   psl.checkpointable = true;
+  psl.plannable = true;
   psl.noise = NoiseTarget::activations;
   psl.privacy_mechanisms = {"none", "gaussian", "laplace"};
   psl.personalised_refusal = "psl keeps each device's part anyway (device parts are never averaged); "

@@ -55,6 +55,10 @@ class PlanInputs {
       work.push_back(sim::device_round_work(at(choices[d].split).devices[d], spec_.training.batch_size,
                                              choices[d].micro_batches));
     }
+    if (spec_.traits().serves_batches_together) {  // psl: one server part, every device's batch at once
+      for (sim::DeviceRoundWork& device : work) device.server_s = 0;
+      return std::max(sim::round_lower_bound_s(work, 1), sim::together_server_s(at(choices.front().split)));
+    }
     return sim::round_lower_bound_s(work, sim::server_stream_count(at(choices.front().split)));
   }
 

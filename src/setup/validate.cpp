@@ -122,8 +122,12 @@ void validate_training(const Settings& settings, int devices) {
 // train.personalised keeps a device part on each device: only methods with a device part
 // that would otherwise be averaged or handed over have something to personalise.
 void validate_personalised(const Settings& settings) {
-  if (!settings.train.personalised) return;
   const MethodTraits& method = method_traits(settings.experiment.method);
+  require(!method.personalised_always || settings.plan.replan == "off",
+          "experiment.method = " + method.name + " with plan.replan = " + settings.plan.replan +
+              ": a re-split moves layers between each device's own part and the one server part, which " +
+              method.name + " keeps apart (each device's layers are its own); set plan.replan = off");
+  if (!settings.train.personalised) return;
   require(method.personalisable, "train.personalised = true with experiment.method = " + method.name + ": " +
                                      method.personalised_refusal + "; personalised variants exist for " +
                                      method_list(&MethodTraits::personalisable, "and"));

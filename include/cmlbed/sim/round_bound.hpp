@@ -4,10 +4,11 @@
 // exceeds the best round it has simulated (search_plan), which chooses what simulating
 // every candidate would.
 //
-// Why it holds: in a round of sfl, sfl2 or pipar (the methods the planner plans) every
-// device runs each of its mini-batches' forwards, backwards and step one after the other
-// on its compute thread, and the server runs a forward and a backward per micro-batch and
-// a step per mini-batch on the device's stream; the simulator never makes a stage shorter
+// Why it holds: in a round of sfl, sfl2, pipar or psl (the methods the planner plans)
+// every device runs each of its mini-batches' forwards, backwards and step one after the
+// other on its compute thread, and the server runs a forward and a backward per
+// micro-batch and a step per mini-batch on the device's stream (psl: one forward,
+// backward and step per mini-batch index, on every device's samples together); the simulator never makes a stage shorter
 // than its profile's length (wake-ups, shared cores and pacing only add), and a stream or
 // a device thread runs one stage at a time. So a round lasts at least the longest
 // device's stages, and at least the busiest stream's. Links, waits, averaging and
@@ -32,5 +33,10 @@ DeviceRoundWork device_round_work(const SimulatedDevice& device, std::int64_t ba
 // The bound from every device's work (index d-1), device d served on stream (d-1) mod
 // `streams`.
 double round_lower_bound_s(const std::vector<DeviceRoundWork>& work, int streams);
+
+// psl: the one server part's work in a round of `input`, mini-batch b of the devices
+// psl_batches lists served as one batch of their samples (not the sum of each device's
+// server work, which overestimates a stage that costs less per sample in a larger batch).
+double together_server_s(const SimulationInput& input);
 
 }  // namespace cmlbed::sim
