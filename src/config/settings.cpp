@@ -3,7 +3,7 @@
 #include <set>
 #include <vector>
 
-#include "cmlbed/config/option_binding.hpp"
+#include "cmlbed/config/option_rows.hpp"
 #include "cmlbed/config/option_table.hpp"
 
 namespace cmlbed {

@@ -11,7 +11,7 @@
 
 namespace cmlbed {
 
-struct OptionBinding;  // option_binding.hpp
+struct OptionBinding;  // option_rows.hpp
 
 enum class OptionType { integer, real, text, flag, choice, size, rate, compute_rate, duration, shape, path };
 
@@ -36,7 +36,7 @@ struct OptionSpec {
   // The value runs had before the option existed, where it is not its default: a results
   // file written then stores no value for it, and a resumed run takes this one.
   std::string value_before_it_existed;
-  // The settings field that holds it (CMLBED_FIELD, option_binding.hpp).
+  // The settings field that holds it (CMLBED_FIELD, option_rows.hpp).
   std::shared_ptr<const OptionBinding> binding;
 
   std::string section() const { return name.substr(0, name.find('.')); }

@@ -3,7 +3,7 @@
 // table: `settings.train.batch_size`, `settings.devices.flops.of(3)`. It is read from a
 // resolved Config once (Settings::from), which has checked every value's type and range;
 // code outside src/config/ reads these fields and never an option's name. Each row of
-// the option table names its field (CMLBED_FIELD, option_binding.hpp); the first settings
+// the option table names its field (CMLBED_FIELD, option_rows.hpp); the first settings
 // read check that every field can hold its option's values and that no two share one.
 #include <chrono>
 #include <cstdint>
