@@ -153,6 +153,11 @@ TEST(ModelZoo, Vgg5CountsByHand) {
   // fc2: 128 -> 10 logits.
   EXPECT_EQ(stats[6].flops_per_sample, 2 * 128 * 10 + 10);
   EXPECT_EQ(stats[6].activation_bytes_per_sample, 40);
+  // What AdaSplit's masks cover: conv1's weight (its batch norm's scale and shift are
+  // not masked), none of pool1's, all of fc1's.
+  EXPECT_EQ(stats[0].maskable_values, 32 * 9);
+  EXPECT_EQ(stats[1].maskable_values, 0);
+  EXPECT_EQ(stats[5].maskable_values, stats[5].parameters);
 }
 
 TEST(ModelZoo, LeNetConvolutionByHand) {

@@ -3,6 +3,7 @@
 
 #include "cmlbed/base/seed_streams.hpp"
 #include "cmlbed/model/split_model.hpp"
+#include "cmlbed/model/weight_masks.hpp"
 #include "cmlbed/model/zoo.hpp"
 #include "layers.hpp"
 #include "scripted_model.hpp"
@@ -265,6 +266,7 @@ std::vector<LayerStats> layer_stats(const ModelOptions& options) {
     s.activation_bytes_per_sample = x.numel() * static_cast<std::int64_t>(sizeof(float));
     for (const torch::Tensor& p : named.layer->parameters()) s.parameters += p.numel();
     for (const torch::Tensor& b : named.layer->buffers()) s.buffer_values += b.numel();
+    for (const MaskSlot& slot : masked_slots(*named.layer)) s.maskable_values += slot.read().numel();
     stats.push_back(std::move(s));
   }
   return stats;

@@ -39,6 +39,9 @@ struct LayerStats {
   std::vector<std::int64_t> output_shape;  // per sample, without the batch dimension
   std::int64_t parameters = 0;
   std::int64_t buffer_values = 0;  // its buffers' (batch norm's running statistics), sent with a model
+  // Its Conv2d and Linear weights and biases (model/weight_masks.hpp): what AdaSplit's
+  // per-device masks can mask. A part without them has nothing to mask.
+  std::int64_t maskable_values = 0;
   std::int64_t flops_per_sample = 0;
   std::int64_t activation_bytes_per_sample = 0;  // float32 output: what a split after it sends
   // Samples a training batch through this layer needs: 2 where batch norm normalises a
