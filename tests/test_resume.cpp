@@ -1,6 +1,6 @@
 // `cmlbed run --resume` under mpirun, checked through the results files:
 //  - a run stopped by SIGTERM and resumed ends with the weights of the same run never
-//    stopped, bit for bit, for fl, sfl, pipar, sfl2, sl and adasplit, and sfl and sl with
+//    stopped, bit for bit, for fl, sfl, pipar, sfl2, sl, psl, localloss and adasplit, and sfl and sl with
 //    train.personalised; its /rounds rows before the cut are the ones the stopped run
 //    wrote, each round is there once, and every round's loss, accuracy, bytes, messages
 //    and FLOPs equal the uninterrupted run's;
@@ -56,7 +56,8 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 // the rate; fl trains the whole model on the device, sl one device at a time).
 std::string paced(const std::string& method) {
   static const std::map<std::string, std::string> mflops = {
-      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"psl", "40"}, {"sl", "80"}, {"adasplit", "130"}};
+      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"psl", "40"}, {"sl", "80"}, {"localloss", "130"},
+      {"adasplit", "130"}};
   return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
 }
 
@@ -290,12 +291,14 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
   for (std::size_t i = 1; i < after.size(); ++i) EXPECT_GE(after[i].t_start_ns, after[i - 1].t_end_ns);
   EXPECT_EQ(forwards(path, 3), forwards(reference, 3));
   // AdaSplit keeps its shared server part and each device's masks (the orchestrator's
-  // picks show in them too); personalised runs (psl always) each device's part and server
+  // picks show in them too); localloss the averaged device part and head and the server
+  // part; personalised runs (psl always) each device's part and server
   // part; the others one whole model.
   const bool personalised =
       method == "psl" || std::find(variant.begin(), variant.end(), "--train.personalised=true") != variant.end();
   const std::vector<std::string> models =
-      method == "adasplit" ? std::vector<std::string>{"server", "masks_1", "masks_2"}
+      method == "adasplit"    ? std::vector<std::string>{"server", "masks_1", "masks_2"}
+      : method == "localloss" ? std::vector<std::string>{"device", "head", "server"}
       : personalised       ? std::vector<std::string>{"device_1", "device_2", "server_1", "server_2"}
                            : std::vector<std::string>{"model"};
   for (const std::string& model : models) {
@@ -309,7 +312,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
 }
 
 TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
-  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "psl", "adasplit"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "psl", "localloss", "adasplit"}) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, 2, 5, {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";

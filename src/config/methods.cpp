@@ -57,6 +57,33 @@ MethodTraits adasplit_row() {
   return adasplit;
 }
 
+MethodTraits localloss_row() {
+  MethodTraits localloss;
+  localloss.name = "localloss";
+  localloss.summary = "local-loss split learning (CSE-FSL): devices train on an auxiliary head and upload an "
+                      "activation every few mini-batches, the server trains on them; no gradients sent back; "
+                      "device parts averaged";
+  localloss.splits_model = true;
+  localloss.averages = true;
+  localloss.checkpointable = true;
+  localloss.noise = NoiseTarget::activations;
+  localloss.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  localloss.personalised_refusal = "localloss averages every device's part and head (FedAvg); a personalised "
+                                   "variant is not built; set train.personalised = false";
+  // docs/explanation/methods.md
+  localloss.options = {
+    bounded(option(CMLBED_FIELD(localloss, upload_every), T::integer, "1", "mini-batches",
+                   "h: a device uploads the activation and labels of every h-th mini-batch (the "
+                   "first of each h) for the server to train on; CSE-FSL's upload interval"),
+            1, 1e9),
+    bounded(option(CMLBED_FIELD(localloss, head_hidden), T::integer, "128", "channels",
+                   "hidden width of the devices' auxiliary head (AdaSplit's projection head, "
+                   "with one output per class)"),
+            1, 1 << 16),
+  };
+  return localloss;
+}
+
 MethodTraits transfer_row() {
   MethodTraits transfer;
   transfer.name = "transfer";
@@ -172,6 +199,7 @@ std::vector<MethodTraits> build_table() {
   psl.personalised_refusal = "psl keeps each device's part anyway (device parts are never averaged); "
                              "set train.personalised = false";
 
+  table.push_back(localloss_row());
   table.push_back(adasplit_row());
   table.push_back(transfer_row());
   return table;

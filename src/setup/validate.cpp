@@ -32,25 +32,29 @@ void validate_world(const Settings& settings, int devices) {
 }
 
 
-// adasplit's split: one server part serves every device (through its masks), and each
-// side needs a part: the devices' head reads the device part's output, and the server
-// trains its part through per-device masks over its Conv2d and Linear weights
-// (model/weight_masks.hpp), so the server part must have some to mask.
-void require_adasplit_split(const Settings& settings, const std::vector<model::LayerStats>& stats,
+// A method that sends no gradients back (adasplit, localloss) trains the device part on
+// a loss of the device's own, read from the device part's output, and the server part on
+// the uploads: each side needs layers. adasplit's server trains its part through
+// per-device masks over its Conv2d and Linear weights (model/weight_masks.hpp), so that
+// part must have some to mask.
+void require_own_loss_split(const Settings& settings, const std::vector<model::LayerStats>& stats,
                             const std::string& model_name) {
+  const MethodTraits& method = method_traits(settings.experiment.method);
   const std::int64_t split = settings.model.split.all().value();
-  std::int64_t last = 0;  // the last layer with maskable weights: splits up to it keep one on the server
-  for (std::size_t l = 0; l < stats.size(); ++l) {
-    if (stats[l].maskable_values > 0) last = static_cast<std::int64_t>(l);
+  const auto layers = static_cast<std::int64_t>(stats.size());
+  std::int64_t last = layers - 1;  // the last split allowed
+  if (method.local_phase) {  // adasplit: the last layer with maskable weights stays on the server
+    last = 0;
+    for (std::size_t l = 0; l < stats.size(); ++l) {
+      if (stats[l].maskable_values > 0) last = static_cast<std::int64_t>(l);
+    }
   }
   const std::string allowed = last >= 1 ? "1.." + std::to_string(last) : std::string("no split of this model");
-  const auto layers = static_cast<std::int64_t>(stats.size());
   require(split >= 1 && split < layers, settings.said(&settings.model.split) + ": experiment.method = " +
-                                            settings.experiment.method + " needs layers on both sides; allowed: " +
-                                            allowed);
+                                            method.name + " needs layers on both sides; allowed: " + allowed);
   std::string names;  // the server part's layers
   for (auto l = static_cast<std::size_t>(split); l < stats.size(); ++l) names += (names.empty() ? "" : " ") + stats[l].name;
-  require(split <= last, settings.said(&settings.model.split) + ": experiment.method = " + settings.experiment.method +
+  require(split <= last, settings.said(&settings.model.split) + ": experiment.method = " + method.name +
                              " masks the server part's Conv2d and Linear weights, and " + model_name + "'s layers " +
                              std::to_string(split) + ".." + std::to_string(layers - 1) + " (" + names +
                              ") have none; allowed: " + allowed);
@@ -90,8 +94,9 @@ void validate_model(const Settings& settings, int devices) {
                 "'s layer " + first_needing() + " normalises a 1x1 feature map and needs at least " +
                 std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }
-  if (method.local_phase && !settings.model.split.all().is_auto()) {  // auto: refused by the planner
-    require_adasplit_split(settings, stats, options.name);
+  // auto: refused by the planner (neither is plannable).
+  if (method.splits_model && !method.sends_gradients && !settings.model.split.all().is_auto()) {
+    require_own_loss_split(settings, stats, options.name);
   }
   // Without server replicas one server part (and, taking turns, one device part) serves
   // every device, so all of them are cut at the same layer.

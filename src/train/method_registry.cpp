@@ -5,6 +5,7 @@
 #include "cmlbed/config/config_error.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "adasplit_method.hpp"
+#include "local_loss.hpp"
 #include "federated_averaging.hpp"
 #include "split_learning.hpp"
 #include "transfer_method.hpp"
@@ -34,6 +35,7 @@ const std::vector<Registered>& registry() {
       {"pipar", plain<SplitLearning>()},
       {"sfl2", plain<SplitLearning>()},
       {"psl", plain<SplitLearning>()},
+      {"localloss", plain<LocalLoss>()},
       {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };

@@ -117,6 +117,10 @@ struct AdaSplitSection {
   std::int64_t embedding_dim = 0, head_channels = 0;
 };
 
+struct LocalLossSection {
+  std::int64_t upload_every = 0, head_hidden = 0;
+};
+
 struct NetworkSection {
   PerDevice<std::optional<double>> uplink_rate, downlink_rate;  // bits/s; none: unshaped
   PerDevice<std::uint64_t> burst;                               // bytes
@@ -160,6 +164,7 @@ struct Settings {
   PiparSection pipar;
   PlanSection plan;
   AdaSplitSection adasplit;
+  LocalLossSection localloss;
   NetworkSection network;
   DevicesSection devices;
   TransferSection transfer;
