@@ -65,6 +65,7 @@ MethodTraits localloss_row() {
                       "device parts averaged";
   localloss.splits_model = true;
   localloss.averages = true;
+  localloss.simulatable = true;
   localloss.checkpointable = true;
   localloss.noise = NoiseTarget::activations;
   localloss.privacy_mechanisms = {"none", "gaussian", "laplace"};

@@ -43,6 +43,8 @@ PlanSpec plan_spec(const Settings& settings, int devices, std::optional<int> pla
   spec.host_slice_ns = settings.plan.host_slice.count();
   spec.sl_batches_per_turn = settings.sl.batches_per_turn;
   if (spec.method->local_phase) spec.adasplit = train::adasplit_settings(settings);
+  spec.upload_every = settings.localloss.upload_every;
+  spec.head_hidden = settings.localloss.head_hidden;
   for (int d = 1; d <= devices; ++d) {
     DevicePlanSpec& device = spec.devices.emplace_back();
     // An auto leaves a placeholder that trains (the planner chooses the value).

@@ -190,6 +190,28 @@ double evaluation_seconds(const PlanSpec& spec, const sim::Profile& profile, std
   return models * static_cast<double>(test_samples) * forward / static_cast<double>(profile.batch_sizes.back());
 }
 
+// localloss: each device's part with its auxiliary head (AdaSplit's projection head, one
+// output per class) and cross-entropy, as train/local_loss.cpp counts them; the part and
+// head are what a device uploads for averaging.
+void add_local_loss(sim::SimulationInput& input, const PlanSpec& spec, std::size_t split) {
+  const TrainingSettings& settings = spec.training;
+  const std::vector<model::LayerStats>& stats = spec.stats;
+  const model::PartCost device_cost = model::part_cost(stats, 0, split, false);
+  const ProjectionHead head(stats[split - 1].output_shape, spec.head_hidden, stats.back().output_shape.front(),
+                            settings.seed);
+  const double head_forward = head.forward_flops_per_sample();
+  for (std::size_t d = 0; d < input.devices.size(); ++d) {
+    sim::SimulatedDevice& device = input.devices[d];
+    add_untimed_work(
+        device.part,
+        [&](std::int64_t n) { return static_cast<double>(n) * (device_cost.forward_per_sample + head_forward); },
+        [&](std::int64_t n) { return static_cast<double>(n) * (device_cost.backward_per_sample + 2 * head_forward); },
+        step_flops(device_cost.parameters + head.parameter_count(), settings), spec.devices[d].flops_per_second);
+    device.part_state_values += head.parameter_count();
+  }
+  input.upload_every = spec.upload_every;
+}
+
 sim::SimulationInput simulation_input(const PlanSpec& spec, const sim::Profile& profile,
                                        const std::vector<std::size_t>& samples, const PlanOverride& override) {
   const int devices = static_cast<int>(samples.size());
@@ -265,7 +287,11 @@ sim::SimulationInput simulation_input(const PlanSpec& spec, const sim::Profile& 
     }
     input.devices.push_back(std::move(device));
   }
-  if (method.local_phase) add_adasplit(input, spec, spec.devices.front().split);
+  if (method.local_phase) {
+    add_adasplit(input, spec, spec.devices.front().split);
+  } else if (method.splits_model && !method.sends_gradients) {
+    add_local_loss(input, spec, spec.devices.front().split);
+  }
   return input;
 }
 

@@ -5,22 +5,8 @@
 #include <string>
 
 namespace cmlbed::sim {
-namespace {
 
-using trace::EventKind;
 using trace::MessageType;
-
-// `rank` trains `part` on mini-batch b from `start`: forward, backward, step (on a device:
-// its part, the projection head and the contrastive loss; on the server: the shared part
-// through the device's masks); returns the step's end.
-std::int64_t train_batch(RoundRecorder& record, const SimulatedPart& part, int rank, int b, std::int64_t n,
-                         std::int64_t start) {
-  std::int64_t t = record.compute(rank, EventKind::forward, start, forward_stage(part, n), b, 0);
-  t = record.compute(rank, EventKind::backward, t, backward_stage(part, n), b, 0);
-  return record.compute(rank, EventKind::step, t, step_stage(part), b);
-}
-
-}  // namespace
 
 SimulatedRound adasplit_round(const SimulationInput& in, RoundRecorder record) {
   const int devices = static_cast<int>(in.devices.size());

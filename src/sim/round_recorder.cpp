@@ -196,4 +196,11 @@ SimulatedRound RoundRecorder::finish(std::int64_t end_ns) {
   return std::move(result_);
 }
 
+std::int64_t train_batch(RoundRecorder& record, const SimulatedPart& part, int rank, int b, std::int64_t n,
+                         std::int64_t start) {
+  std::int64_t t = record.compute(rank, trace::EventKind::forward, start, forward_stage(part, n), b, 0);
+  t = record.compute(rank, trace::EventKind::backward, t, backward_stage(part, n), b, 0);
+  return record.compute(rank, trace::EventKind::step, t, step_stage(part), b);
+}
+
 }  // namespace cmlbed::sim

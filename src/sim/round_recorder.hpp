@@ -36,6 +36,12 @@ StageTime backward_stage(const SimulatedPart& part, std::int64_t n);
 StageTime step_stage(const SimulatedPart& part);
 StageTime work_stage(double seconds, double flops = 0, int threads = 1);
 
+class RoundRecorder;
+// `rank` trains `part` on mini-batch b of n samples from `start`: forward, backward and
+// step, one after the other; returns the step's end.
+std::int64_t train_batch(RoundRecorder& record, const SimulatedPart& part, int rank, int b, std::int64_t n,
+                         std::int64_t start);
+
 class RoundRecorder {
  public:
   // uplinks/downlinks[d - 1]: device d's links, which keep their state across rounds.

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "adasplit_round.hpp"
+#include "local_loss_round.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "round_recorder.hpp"
 
@@ -415,7 +416,11 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const st
     while (adopted < later.size() && input.later_plans[adopted].first_round <= round) ++adopted;
     const SimulationInput& now = adopted == 0 ? input : later[adopted - 1];
     RoundRecorder record(uplinks, downlinks, devices, round, start, host_cores, input.transfer_events);
+    // A method that sends no gradients trains each side on its own loss: adasplit with its
+    // local phase and orchestrator, localloss with every device every round.
+    const bool own_loss = method.splits_model && !method.sends_gradients;
     rounds.push_back(method.local_phase ? adasplit_round(now, std::move(record))
+                     : own_loss         ? local_loss_round(now, std::move(record))
                                         : RoundSimulation(now, std::move(record)).run());
     start = rounds.back().end_ns;
     // A method that never averages scores its models after every round.

@@ -117,6 +117,9 @@ struct SimulationInput {
   // outside the rounds' timed work, but link traces keep running.
   double evaluation_s = 0;
   AdaSplitSchedule adasplit;             // adasplit only
+  // localloss: a device uploads the activation of every upload_every-th mini-batch
+  // (localloss.upload_every; sim/local_loss_round.hpp).
+  std::int64_t upload_every = 1;
   // sfl, pipar: plans adopted between rounds, by first_round ascending (empty: the
   // devices above hold for every round).
   std::vector<PlanPhase> later_plans;
