@@ -65,8 +65,9 @@ TEST(MethodTable, ExperimentMethodTakesItsNamesDefaultAndHelpFromTheTable) {
 TEST(MethodTable, ListsReadAsEnglishAndUnknownNamesAreRefused) {
   EXPECT_EQ(method_list([](const MethodTraits& m) { return m.name == "sfl" || m.name == "pipar"; }, "or"),
             "sfl or pipar");
-  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }), "fl, sfl, pipar, sfl2, localloss");
-  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }, "and"), "fl, sfl, pipar, sfl2 and localloss");
+  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }), "fl, sfl, pipar, sfl2, localloss, ushaped");
+  EXPECT_EQ(method_list([](const MethodTraits& m) { return m.averages; }, "and"),
+            "fl, sfl, pipar, sfl2, localloss and ushaped");
   EXPECT_EQ(method_list([](const MethodTraits&) { return false; }), "");
   EXPECT_EQ(find_method("fedprox"), nullptr);
   try {

@@ -322,7 +322,7 @@ TEST_F(Methods, SplitFedV2WithOneDeviceIsSlAndServesDevicesInTheSeededOrder) {
 }
 
 TEST_F(Methods, EveryMethodLearns) {
-  for (const char* method : {"fl", "sl", "sfl", "pipar", "sfl2", "psl", "localloss"}) {
+  for (const char* method : {"fl", "sl", "sfl", "pipar", "sfl2", "psl", "localloss", "ushaped"}) {
     // Adam at 0.002 learns this problem from any seed; SGD at 0.05 with momentum 0.9
     // diverges from some (a threshold that held for one seed's draws only).
     const auto file = run(3, std::string("learn_") + method,

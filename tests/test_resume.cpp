@@ -1,6 +1,7 @@
 // `cmlbed run --resume` under mpirun, checked through the results files:
 //  - a run stopped by SIGTERM and resumed ends with the weights of the same run never
-//    stopped, bit for bit, for fl, sfl, pipar, sfl2, sl, psl, localloss and adasplit, and sfl and sl with
+//    stopped, bit for bit, for fl, sfl, pipar, sfl2, sl, psl, localloss, ushaped and
+//    adasplit, and sfl and sl with
 //    train.personalised; its /rounds rows before the cut are the ones the stopped run
 //    wrote, each round is there once, and every round's loss, accuracy, bytes, messages
 //    and FLOPs equal the uninterrupted run's;
@@ -56,8 +57,8 @@ std::string quote(const std::string& text) { return "'" + text + "'"; }
 // the rate; fl trains the whole model on the device, sl one device at a time).
 std::string paced(const std::string& method) {
   static const std::map<std::string, std::string> mflops = {
-      {"fl", "160"}, {"sfl", "40"}, {"pipar", "40"}, {"sfl2", "40"}, {"psl", "40"}, {"sl", "80"}, {"localloss", "130"},
-      {"adasplit", "130"}};
+      {"fl", "160"},        {"sfl", "40"},      {"pipar", "40"},     {"sfl2", "40"},    {"psl", "40"},
+      {"sl", "80"},         {"localloss", "130"}, {"ushaped", "40"}, {"adasplit", "130"}};
   return "--devices.flops=" + mflops.at(method) + "MFLOP/s";
 }
 
@@ -312,7 +313,7 @@ int stop_resume_and_compare(const std::string& method, const std::string& name, 
 }
 
 TEST_F(Resume, StoppedAndResumedEndsWithTheUninterruptedWeights) {
-  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "psl", "localloss", "adasplit"}) {
+  for (const char* method : {"fl", "sfl", "pipar", "sfl2", "sl", "psl", "localloss", "ushaped", "adasplit"}) {
     SCOPED_TRACE(method);
     const int kept = stop_resume_and_compare(method, std::string("stopped_") + method, 2, 5, {});
     EXPECT_GE(kept, 2) << "every round is checkpointed by default";

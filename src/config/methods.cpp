@@ -85,6 +85,52 @@ MethodTraits localloss_row() {
   return localloss;
 }
 
+MethodTraits ushaped_row() {
+  MethodTraits ushaped;
+  ushaped.name = "ushaped";
+  ushaped.summary = "U-shaped split learning: each device keeps the first layers and the last with the loss, "
+                    "the server runs a middle replica per device; labels never leave; averaged as sfl";
+  ushaped.splits_model = true;
+  ushaped.server_replicas = true;
+  ushaped.averages = true;
+  ushaped.sends_gradients = true;
+  ushaped.checkpointable = true;
+  ushaped.noise = NoiseTarget::activations;
+  ushaped.privacy_mechanisms = {"none", "gaussian", "laplace"};
+  ushaped.personalised_refusal = "a personalised ushaped (each device keeping its head and tail) is not built; "
+                                 "set train.personalised = false";
+  // docs/explanation/methods.md
+  ushaped.options = {
+    with_word(bounded(option(CMLBED_FIELD(ushaped, tail), T::integer, "last", "layer",
+                             "the second cut: the device's tail runs layers [tail, L) and the loss, the "
+                             "server's middle [model.split, tail); last = L - 1, the last layer; tail = L "
+                             "leaves the loss alone on the device"),
+                      0, 1 << 20),
+              "last"),
+  };
+  ushaped.check_options = [](const Settings& settings, std::size_t layers, int devices) {
+    const auto last = static_cast<std::int64_t>(layers);
+    const std::int64_t tail = settings.ushaped.tail.value_or(last - 1);
+    if (tail > last) {
+      throw ConfigError(settings.said(&settings.ushaped.tail) + " is beyond the model's " + std::to_string(last) +
+                        " layers; allowed: model.split.." + std::to_string(last));
+    }
+    for (int device = 0; device <= devices; ++device) {
+      const Auto<std::int64_t> split = settings.model.split.of(device);
+      if (!split.is_auto() && split.value() > tail) {
+        throw ConfigError(settings.said(&settings.model.split, device) + " with " +
+                          settings.said(&settings.ushaped.tail) +
+                          ": the device's head must end before its tail begins; allowed: 0.." + std::to_string(tail));
+      }
+    }
+    if (settings.train.server_streams != 1) {
+      throw ConfigError(settings.said(&settings.train.server_streams) +
+                        " with experiment.method = ushaped: its middles are served on one stream (set 1)");
+    }
+  };
+  return ushaped;
+}
+
 MethodTraits transfer_row() {
   MethodTraits transfer;
   transfer.name = "transfer";
@@ -201,6 +247,7 @@ std::vector<MethodTraits> build_table() {
                              "set train.personalised = false";
 
   table.push_back(localloss_row());
+  table.push_back(ushaped_row());
   table.push_back(adasplit_row());
   table.push_back(transfer_row());
   return table;

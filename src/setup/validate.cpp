@@ -95,6 +95,7 @@ void validate_model(const Settings& settings, int devices) {
                 std::to_string(least) + " to train; allowed: 1.." + std::to_string(batch / least));
   }
   // auto: refused by the planner (neither is plannable).
+  if (method.check_options) method.check_options(settings, layers, devices);
   if (method.splits_model && !method.sends_gradients && !settings.model.split.all().is_auto()) {
     require_own_loss_split(settings, stats, options.name);
   }

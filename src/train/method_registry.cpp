@@ -6,6 +6,7 @@
 #include "cmlbed/config/methods.hpp"
 #include "adasplit_method.hpp"
 #include "local_loss.hpp"
+#include "u_shaped.hpp"
 #include "federated_averaging.hpp"
 #include "split_learning.hpp"
 #include "transfer_method.hpp"
@@ -36,6 +37,7 @@ const std::vector<Registered>& registry() {
       {"sfl2", plain<SplitLearning>()},
       {"psl", plain<SplitLearning>()},
       {"localloss", plain<LocalLoss>()},
+      {"ushaped", plain<UShaped>()},
       {"adasplit", plain<AdaSplit>()},
       {"transfer", plain<TransferMethod>()},
   };

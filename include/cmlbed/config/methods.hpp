@@ -16,6 +16,8 @@
 
 namespace cmlbed {
 
+struct Settings;
+
 // What differential privacy (privacy.mechanism) perturbs in a method.
 enum class NoiseTarget {
   nothing,        // no training data leaves the devices (the transfer job)
@@ -50,6 +52,10 @@ struct MethodTraits {
   // option_table.cpp writes its own (option_rows.hpp), each bound to its field in
   // settings.hpp; option_table() lists them after the training options.
   std::vector<OptionSpec> options;
+  // Checks of its own options against the model's `layers` and the run's `devices`, run
+  // with the other checks before round 1 (setup/validate.cpp); throws ConfigError with
+  // one line. Empty: nothing of its own to check.
+  std::function<void(const Settings&, std::size_t layers, int devices)> check_options;
 };
 
 // Every method, in the order help texts list them.

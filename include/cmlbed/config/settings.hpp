@@ -121,6 +121,10 @@ struct LocalLossSection {
   std::int64_t upload_every = 0, head_hidden = 0;
 };
 
+struct UShapedSection {
+  std::optional<std::int64_t> tail;  // none: the last layer
+};
+
 struct NetworkSection {
   PerDevice<std::optional<double>> uplink_rate, downlink_rate;  // bits/s; none: unshaped
   PerDevice<std::uint64_t> burst;                               // bytes
@@ -165,6 +169,7 @@ struct Settings {
   PlanSection plan;
   AdaSplitSection adasplit;
   LocalLossSection localloss;
+  UShapedSection ushaped;
   NetworkSection network;
   DevicesSection devices;
   TransferSection transfer;
