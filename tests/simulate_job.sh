@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The schedule simulator against the runtime: for fl, sl, sfl, pipar, sfl2, psl, localloss and adasplit (and sfl
-# and sl with train.personalised) on the same small configuration, `cmlbed simulate` (from
+# The schedule simulator against the runtime: for fl, sl, sfl, pipar, sfl2, psl, localloss,
+# ushaped and adasplit (and sfl and sl with train.personalised) on the same small configuration, `cmlbed simulate` (from
 # a profile of `cmlbed profile`) predicts the bytes, messages and FLOPs of every rank and
 # round exactly, and the mean round time
 # within 35% (devices paced by devices.flops and shaped links make the runs repeatable,
@@ -27,14 +27,16 @@ settings=(--data.dataset=synthetic --data.synthetic_train=600 --data.synthetic_t
 # adasplit: 2 global rounds (floor(0.4 x 2) = 0 local) with one device picked per iteration at
 # random (the simulator replays the run's orchestrator: same picks, exact bytes).
 # localloss: the activations of mini-batches 0 and 2 of each device's 3 go up.
+# ushaped: lenet's layers 2-4 are the server's middle, 5-6 each device's tail.
 # sfl-personalised, sl-personalised: train.personalised (no device part travels; sl's
 # turns start with a one-byte control word).
-for case in fl sl sfl pipar pipar-mixed sfl2 psl localloss adasplit sfl-personalised sl-personalised; do
+for case in fl sl sfl pipar pipar-mixed sfl2 psl localloss ushaped adasplit sfl-personalised sl-personalised; do
   method=${case%-mixed} method=${method%-personalised}
   extra=()
   [[ $case == pipar-mixed ]] && extra=(--device.2.micro_batches=1 "--device.1.uplink_rate=uniform(1mbit,3mbit)"
                                    "--device.2.uplink_rate=lognormal(2mbit,0.3)")
   [[ $case == localloss ]] && extra=(--localloss.upload_every=2)
+  [[ $case == ushaped ]] && extra=(--ushaped.tail=5)
   [[ $case == adasplit ]] && extra=(--adasplit.orchestrator=random --adasplit.selected=1 --adasplit.local_fraction=0.4)
   [[ $case == *-personalised ]] && extra=(--train.personalised=true)
   "$mpiexec" --oversubscribe -np 3 "$cmlbed" run "${settings[@]}" "${extra[@]}" --experiment.method=$method \
@@ -53,8 +55,8 @@ import h5py
 import numpy as np
 work = sys.argv[1]
 bad = []
-for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "sfl2", "psl", "localloss", "adasplit", "sfl-personalised",
-               "sl-personalised"):
+for method in ("fl", "sl", "sfl", "pipar", "pipar-mixed", "sfl2", "psl", "localloss", "ushaped", "adasplit",
+               "sfl-personalised", "sl-personalised"):
     with h5py.File(f"{work}/run-{method}.h5", "r") as f:
         real = f["rounds"][:]
     with h5py.File(f"{work}/sim-{method}.h5", "r") as f:

@@ -26,6 +26,7 @@ TEST(MethodTable, TraitsAgreeWithEachOther) {
     // Turns, replicas, micro-batches, gradients and personalisation are all about a
     // device part and a server part.
     if (m.takes_turns || m.server_replicas || m.micro_batches || m.sends_gradients || m.personalisable ||
+        m.device_tail ||
         m.personalised_always || m.local_phase) {
       EXPECT_TRUE(m.splits_model);
     }

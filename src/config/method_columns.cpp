@@ -31,6 +31,7 @@ std::vector<MethodColumn> build_columns() {
       flag("server_replicas", "replicas", &MethodTraits::server_replicas),
       flag("serves_in_device_order", "ordered", &MethodTraits::serves_in_device_order),
       flag("serves_batches_together", "together", &MethodTraits::serves_batches_together),
+      flag("device_tail", "tail", &MethodTraits::device_tail),
       flag("micro_batches", "micro", &MethodTraits::micro_batches),
       flag("averages", "averages", &MethodTraits::averages),
       flag("local_phase", "local", &MethodTraits::local_phase),

@@ -92,6 +92,8 @@ MethodTraits ushaped_row() {
                     "the server runs a middle replica per device; labels never leave; averaged as sfl";
   ushaped.splits_model = true;
   ushaped.server_replicas = true;
+  ushaped.device_tail = true;
+  ushaped.simulatable = true;
   ushaped.averages = true;
   ushaped.sends_gradients = true;
   ushaped.checkpointable = true;

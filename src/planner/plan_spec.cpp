@@ -45,6 +45,7 @@ PlanSpec plan_spec(const Settings& settings, int devices, std::optional<int> pla
   if (spec.method->local_phase) spec.adasplit = train::adasplit_settings(settings);
   spec.upload_every = settings.localloss.upload_every;
   spec.head_hidden = settings.localloss.head_hidden;
+  spec.tail = settings.ushaped.tail;
   for (int d = 1; d <= devices; ++d) {
     DevicePlanSpec& device = spec.devices.emplace_back();
     // An auto leaves a placeholder that trains (the planner chooses the value).

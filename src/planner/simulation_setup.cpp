@@ -285,6 +285,16 @@ sim::SimulationInput simulation_input(const PlanSpec& spec, const sim::Profile& 
       device.server = simulated_part(profile, server, stats, split, layers, method.sends_gradients, settings, 1.0,
                                      std::nullopt, server_threads, most);
     }
+    if (method.device_tail) {  // ushaped: the server runs the middle, the device the tail and the loss
+      const auto tail = static_cast<std::size_t>(spec.tail.value_or(static_cast<std::int64_t>(layers) - 1));
+      device.server = simulated_part(profile, server, stats, split, tail, true, settings, 1.0, std::nullopt,
+                                     server_threads, settings.batch_size);
+      device.tail = simulated_part(profile, rank_profile(profile, d), stats, tail, layers, true, settings,
+                                   own.slowdown, own.flops_per_second, spec.device_threads, settings.batch_size);
+      device.middle_bytes_per_sample = tail == 0 ? settings.model.input.elements() * 4
+                                                 : stats[tail - 1].activation_bytes_per_sample;
+      device.tail_state_values = model::part_cost(stats, tail, layers, false).state_values;
+    }
     input.devices.push_back(std::move(device));
   }
   if (method.local_phase) {

@@ -11,6 +11,7 @@
 
 #include "adasplit_round.hpp"
 #include "local_loss_round.hpp"
+#include "u_shaped_round.hpp"
 #include "cmlbed/config/methods.hpp"
 #include "round_recorder.hpp"
 
@@ -419,9 +420,10 @@ std::vector<SimulatedRound> simulate_pass(const SimulationInput& input, const st
     // A method that sends no gradients trains each side on its own loss: adasplit with its
     // local phase and orchestrator, localloss with every device every round.
     const bool own_loss = method.splits_model && !method.sends_gradients;
-    rounds.push_back(method.local_phase ? adasplit_round(now, std::move(record))
-                     : own_loss         ? local_loss_round(now, std::move(record))
-                                        : RoundSimulation(now, std::move(record)).run());
+    rounds.push_back(method.local_phase   ? adasplit_round(now, std::move(record))
+                     : own_loss           ? local_loss_round(now, std::move(record))
+                     : method.device_tail ? u_shaped_round(now, std::move(record))
+                                          : RoundSimulation(now, std::move(record)).run());
     start = rounds.back().end_ns;
     // A method that never averages scores its models after every round.
     const bool evaluated = !method.averages || aggregates_after(input, round);

@@ -36,6 +36,8 @@ struct MethodTraits {
                                         // devices in a seeded random order (sim::device_serving_order)
   bool serves_batches_together = false;  // one server part takes mini-batch b of every device as one
                                          // batch, the devices' activations concatenated (psl)
+  bool device_tail = false;        // the device also runs the last layers and the loss (ushaped.tail):
+                                   // the labels stay on it
   bool micro_batches = false;      // mini-batches are cut into pipar.micro_batches pieces
   bool averages = false;           // models averaged every train.aggregate_every rounds
   bool local_phase = false;        // local rounds (adasplit.local_fraction) before global ones

@@ -49,6 +49,7 @@ struct PlanSpec {
   std::int64_t sl_batches_per_turn = 0;      // sl.batches_per_turn
   std::optional<train::AdaSplitSettings> adasplit;  // a method with a local phase
   std::int64_t upload_every = 1, head_hidden = 0;  // localloss.upload_every, localloss.head_hidden
+  std::optional<std::int64_t> tail;                // ushaped.tail (none: the last layer)
   std::vector<DevicePlanSpec> devices;       // index d-1
 
   const MethodTraits& traits() const { return *method; }

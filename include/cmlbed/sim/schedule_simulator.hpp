@@ -54,6 +54,12 @@ struct SimulatedDevice {
   SimulatedPart server;              // the server's part for this device (empty for fl)
   std::int64_t activation_bytes_per_sample = 0;  // float32 output of its part (0 for fl)
   std::int64_t part_state_values = 0;  // its part's parameters and buffers: what it uploads for averaging
+  // ushaped (sim/u_shaped_round.hpp): the device's tail, the last layers and the loss
+  // (`part` is its head, `server` its middle), the middle's float32 output per sample,
+  // and the tail's parameters and buffers (uploaded with the head for averaging).
+  SimulatedPart tail;
+  std::int64_t middle_bytes_per_sample = 0;
+  std::int64_t tail_state_values = 0;
 };
 
 // adasplit: rounds before `local_rounds` are local (the devices train alone, nothing is
