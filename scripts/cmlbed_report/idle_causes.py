@@ -9,7 +9,13 @@ definition); every stretch of the window that is not busy and lies under one or 
 wait events goes to those waits, shared equally when several overlap (a wait on any of
 several devices is a wait on each of them), so the parts add up to the idle time; the
 idle time under no wait event is "other" (before the first message of the round, at the
-round's end, bookkeeping between stages)."""
+round's end, bookkeeping between stages).
+
+A wait is named after the message waited for, with two names of U-shaped split learning
+(ushaped), the one schedule in which these messages go that way: a device waiting for an
+activation waits for the "middle output" (the server's middle, for its tail), and the
+server waiting for a gradient waits for the "tail gradient" (the gradient of the middle's
+output, from a device's tail)."""
 
 import collections
 
@@ -107,7 +113,7 @@ def run_causes(run):
         wait_rows = events[events["kind"] == wait]
         busy = np.stack([busy_rows["t_start_ns"], busy_rows["t_end_ns"]], axis=1)
         waits = np.stack([wait_rows["t_start_ns"], wait_rows["t_end_ns"]], axis=1)
-        keys = [(_message_name(run, row), int(row["peer"])) for row in wait_rows]
+        keys = [(_cause_name(_message_name(run, row), rank), int(row["peer"])) for row in wait_rows]
         for window in run.rounds:
             lo, hi = int(window["t_start_ns"]), int(window["t_end_ns"])
             # By time, not by round number: what falls in the window counts (the
@@ -131,6 +137,15 @@ def _message_name(run, row):
     code = int(row["message"])
     name = run.message_names[code] if code < len(run.message_names) else None
     return "a message" if name in (None, "none") else name
+
+
+# Messages that travel against the usual direction (ushaped), by the rank that waits:
+# (waiting on a device?, message) -> the cause's name.
+_AGAINST_THE_FLOW = {(True, "activation"): "middle output", (False, "gradient"): "tail gradient"}
+
+
+def _cause_name(message, rank):
+    return _AGAINST_THE_FLOW.get((rank != 0, message), message)
 
 
 def _who(rank):

@@ -202,6 +202,26 @@ def test_idle_causes_by_hand(tmp_path):
     assert idle_causes.describe(device2) == "idle 100.0%: 100.0% other"
 
 
+def test_u_shaped_waits_have_their_own_names(tmp_path):
+    """A device waiting for an activation (the middle's output) and the server waiting for
+    a gradient (the tail's) exist only in ushaped, and are named so."""
+    server = [event("forward", 0, 2 * S),
+              event("wait", 2 * S, 5 * S, message="gradient", peer=1),
+              event("backward", 5 * S, 6 * S)]
+    device1 = [event("forward", 0, 1 * S),
+               event("wait", 1 * S, 3 * S, message="activation", peer=0),
+               event("backward", 3 * S, 6 * S)]
+    rounds = [dict(round=0, t_start_ns=0, t_end_ns=6 * S, busy_s=[3, 4], idle_s=[3, 2])]
+    run = Run(str(synthetic.write(tmp_path / "u.h5", "ushaped", mpi_size=2, rounds=rounds,
+                                  events={0: server, 1: device1})))
+    server_causes, device_causes = idle_causes.run_causes(run)
+    assert dict(server_causes.waiting) == pytest.approx({"tail gradient": 3.0})
+    assert dict(device_causes.waiting) == pytest.approx({"middle output": 2.0})
+    # The usual directions keep the message's name.
+    assert idle_causes._cause_name("activation", 0) == "activation"
+    assert idle_causes._cause_name("gradient", 2) == "gradient"
+
+
 def test_summary_idle_causes_command(tmp_path, cli):
     waits = waiting_server(tmp_path)
     # An older cmlbed's file: events, but no message member and no waits.
