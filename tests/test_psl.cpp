@@ -7,8 +7,8 @@
 //  - its bytes are the schedule's arithmetic: per device and mini-batch, the activation
 //    and the labels up, the activation's gradient down, and nothing else (no device part
 //    is ever averaged);
-//  - one split for all devices (one server part), and train.personalised and auto are
-//    refused before the run.
+//  - one split for all devices (one server part), which auto may choose; train.personalised
+//    and plan.replan are refused before the run.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -111,7 +111,8 @@ TEST_F(Psl, RefusesWhatOneServerPartCannotServe) {
   EXPECT_EQ(refused(""), 0);
   EXPECT_EQ(refused("--device.1.split=1"), 2);
   EXPECT_EQ(refused("--train.personalised=true"), 2);
-  EXPECT_EQ(refused("--model.split=auto"), 2);
+  EXPECT_EQ(refused("--model.split=auto"), 0);  // one cut for all, chosen by the planner
+  EXPECT_EQ(refused("--model.split=auto --plan.replan=on_change"), 2);
 }
 
 }  // namespace
